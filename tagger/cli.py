@@ -1,0 +1,229 @@
+"""The ``tagger`` command line. Data goes to stdout and only data; messages go to stderr.
+
+Exit codes: 0 success, 1 an error (or, for ``tag``, some records were rejected), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import InputError, TaggerError
+
+def _example(*commands: str) -> str:
+    """A help epilog: the runnable example every command's help ends with."""
+    return "\b\nExample:\n" + "\n".join(f"  {command}" for command in commands)
+
+
+def taxonomy_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--taxonomy FILE, shared by every command that uses a taxonomy."""
+    return click.option(
+        "--taxonomy", "taxonomy_path", type=click.Path(dir_okay=False, path_type=Path),
+        default=None, metavar="FILE",
+        help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.")(command)
+
+
+def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn TaggerError into 'Error: ...' on stderr and exit code 1; a closed stdout ends quietly."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except TaggerError as exc:
+            for line in str(exc).splitlines():
+                click.echo(f"Error: {line}", err=True)
+            sys.exit(1)
+        except BrokenPipeError:
+            sys.stderr.close()  # `tagger ... | head`: the reader left, nothing is wrong
+            sys.exit(0)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
+                             "tagger filter tagged.jsonl --area rl"))
+@click.version_option(package_name="tagger")
+def main() -> None:
+    """Tag research papers with keyphrases and research areas.
+
+    Reads paper lists (the plain-text format, JSONL, JSON, CSV), extracts keyphrases with KeyBERT,
+    maps them onto a YAML taxonomy and writes tagged JSONL.
+    """
+
+
+@main.command(epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write JSONL here instead of stdout.")
+@click.option("--format", "input_format", type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
+              default="auto", show_default=True, help="Input format; auto guesses from the file.")
+@taxonomy_option
+@click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Keyphrases per paper.")
+@click.option("--diversity", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+              help="MMR diversity of the keyphrases (0 = by relevance only).")
+@click.option("--no-mmr", is_flag=True, help="Rank keyphrases by relevance alone, without MMR.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+              help="Drop tags scoring below this.")
+@click.option("--max-tags", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Keep at most this many tags per paper.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Papers embedded together.")
+@click.option("--errors", "errors_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write rejected records here as JSONL (source, line, reason).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr. Default: when stderr is a terminal.")
+@reports_errors
+def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
+        taxonomy_path: Path | None, top_n: int, diversity: float, no_mmr: bool, min_score: float,
+        max_tags: int, batch_size: int, errors_path: Path | None, progress: bool | None) -> None:
+    """Tag papers: one JSONL line per input paper, in input order.
+
+    INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
+    that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
+    exit code is then 1.
+    """
+    from .pipeline import Tagger
+    from .readers import iter_records
+    from .writers import JsonlWriter, dumps
+
+    tagger = Tagger.from_taxonomy(taxonomy_path, top_n=top_n, diversity=diversity,
+                                  use_mmr=not no_mmr, min_score=min_score, max_tags=max_tags,
+                                  batch_size=batch_size)
+    fmt = None if input_format == "auto" else input_format
+    rejected: list[InputError] = []
+    for source in inputs:  # a missing file fails now, before the models load
+        if source != "-" and not Path(source).is_file():
+            next(iter_records(source, format=fmt), None)
+
+    def papers() -> Iterator[Any]:
+        for source in inputs:
+            for item in iter_records(source, format=fmt):
+                if isinstance(item, InputError):
+                    rejected.append(item)
+                    click.echo(f"Warning: skipped {item}", err=True)
+                else:
+                    yield item
+
+    show = sys.stderr.isatty() if progress is None else progress
+    stream = output.open("wb") if output else sys.stdout.buffer
+    try:
+        writer = JsonlWriter(stream)
+        results = tagger.tag_many(papers())
+        if show:
+            from tqdm import tqdm
+            results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+        for tagged in results:
+            writer.write(tagged)
+        writer.flush()
+    finally:
+        if output:
+            stream.close()
+    if errors_path:
+        with errors_path.open("wb") as handle:
+            for error in rejected:
+                handle.write(dumps({"source": error.source, "line": error.line,
+                                    "record": error.record, "id": error.record_id,
+                                    "reason": error.reason}))
+    where = f" to {output}" if output else ""
+    summary = f"tagged {writer.count:,} papers{where}"
+    if rejected:
+        summary += f", {len(rejected):,} rejected" + (f": see {errors_path}" if errors_path else "")
+    click.echo(summary, err=True)
+    if rejected:
+        sys.exit(1)
+
+
+@main.command(name="filter", epilog=_example(
+    "tagger filter tagged.jsonl --area rl --area llm.agents --min-score 0.5"))
+@click.argument("tagged", metavar="FILE")
+@click.option("--area", "areas", multiple=True, required=True, metavar="ID",
+              help="Keep papers tagged with this area or one below it. Repeat for any of several.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Only count tags scoring at least this.")
+@taxonomy_option
+@reports_errors
+def filter_(tagged: str, areas: tuple[str, ...], min_score: float,
+            taxonomy_path: Path | None) -> None:
+    """Keep the tagged papers in some research areas. FILE is tagged JSONL, or - for stdin."""
+    import difflib
+
+    import orjson
+
+    from .taxonomy import load_taxonomy
+
+    taxonomy = load_taxonomy(taxonomy_path)
+    for area in areas:
+        if area not in taxonomy.by_id:
+            guesses = difflib.get_close_matches(area, list(taxonomy.by_id), n=3)
+            hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+            raise TaggerError(f"unknown area {area!r}{hint}; `tagger taxonomy check` lists them")
+    wanted = set(areas)
+    out = sys.stdout.buffer
+    for number, line in _lines(tagged):
+        try:
+            record = orjson.loads(line)
+            tags = record["tags"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
+                             source=tagged, line=number) from None
+        if any(tag["score"] >= min_score and wanted.intersection(tag["path"]) for tag in tags):
+            out.write(line if line.endswith(b"\n") else line + b"\n")
+    out.flush()
+
+
+def _lines(source: str) -> Iterator[tuple[int, bytes]]:
+    if source == "-":
+        handle = sys.stdin.buffer
+    else:
+        try:
+            handle = open(source, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise InputError("no such file", source=source) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a file", source=source) from None
+    try:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield number, line
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+@main.command(epilog=_example("tagger schema > tagged.schema.json"))
+@reports_errors
+def schema() -> None:
+    """Print the JSON Schema of one line of `tagger tag` output."""
+    from .records import TaggedPaper
+
+    click.echo(json.dumps(TaggedPaper.model_json_schema(), indent=2, ensure_ascii=False))
+
+
+@main.group(epilog=_example("tagger taxonomy check"))
+def taxonomy() -> None:
+    """Work with taxonomy files."""
+
+
+@taxonomy.command(epilog=_example("tagger taxonomy check --taxonomy my-taxonomy.yaml"))
+@taxonomy_option
+@reports_errors
+def check(taxonomy_path: Path | None) -> None:
+    """Validate a taxonomy and print its tree of areas with their rule counts."""
+    from .taxonomy import load_taxonomy
+
+    tax = load_taxonomy(taxonomy_path)
+    for depth, area in tax.walk():
+        rules = len(area.aliases) + len(area.cues) + len(area.acronyms) + len(area.patterns)
+        click.echo(f"{'  ' * depth}{area.id}  {area.name}  ({rules} rules)")
+    depth = max((d for d, _ in tax.walk()), default=0) + 1
+    click.echo(f"{tax.source}: version {tax.version}, {len(tax.areas)} areas, "
+               f"{len(tax.roots)} roots, {depth} levels: OK", err=True)

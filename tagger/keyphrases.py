@@ -1,0 +1,191 @@
+"""Keyphrases: noun-phrase candidates from spaCy's POS tags, variants merged, ranked by KeyBERT.
+
+Candidates are runs of adjectives and nouns that end in a noun ("policy gradient", "graph neural
+networks"), never n-grams glued across removed stop words. Variants share one normalised form:
+plural and singular, case, hyphenation, and an acronym the paper defines with its long form
+("graph neural networks (GNNs)" and later "GNNs"). KeyBERT then ranks each paper's candidates by
+cosine similarity to the paper, with MMR for diversity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .embedders import CachedEmbedder, Embedder
+from .records import Keyphrase, Span
+from .text import Analysis, Token, acronym_singular
+
+_HEAD = frozenset({"NOUN", "PROPN"})
+_MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
+# Words that open many noun phrases but say nothing about the topic.
+_GENERIC_MODIFIERS = frozenset("""
+novel new existing extensive various different several significant current recent prior previous
+standard simple general specific particular certain key main major many most other such same
+strong better best superior effective efficient empirical comprehensive remarkable promising
+first second third further additional diverse wide broad large-scale substantial
+""".split())
+# Words the tagger calls nouns that never end a phrase.
+_NOT_HEADS = frozenset("neural deep based aware driven free specific agnostic guided".split())
+# Heads too generic to be a keyphrase on their own.
+_GENERIC_HEADS = frozenset("""
+method approach paper work result performance framework model task problem study experiment
+technique way setting analysis solution improvement advantage issue challenge datum data number
+time step set use case term effect impact ability lack type form part field range level state
+strategy process scheme system algorithm baseline benchmark dataset evaluation art
+""".split())
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One normalised phrase of a paper, with every place it occurs."""
+
+    key: str
+    text: str  # the first occurrence, as written
+    spans: list[Span] = field(default_factory=list)
+    first: int = 0  # position of the first occurrence, in words
+
+
+def candidates(analysis: Analysis, *, max_words: int = 3) -> dict[str, Candidate]:
+    """Noun-phrase candidates of one paper, keyed by normalised form, in order of first occurrence."""
+    words = analysis.words
+    found: dict[str, Candidate] = {}
+    i = 0
+    while i < len(words):
+        if not _usable(words[i], _MODIFIER):
+            i += 1
+            continue
+        j = i
+        while j < len(words) and _usable(words[j], _MODIFIER) and _adjacent(words, i, j):
+            j += 1
+        _add_subphrases(words[i:j], i, analysis, found, max_words)
+        i = j
+    return found
+
+
+def _usable(token: Token, tags: frozenset[str]) -> bool:
+    return (token.pos in tags and token.is_word and not token.is_stop and token.text.isascii()
+            and not any(ch in token.text for ch in "$\\{}_^=<>/@#"))
+
+
+def _adjacent(words: list[Token], start: int, j: int) -> bool:
+    """A phrase stays inside one field and one sentence."""
+    return j == start or (words[j].field == words[j - 1].field
+                          and words[j].sentence == words[j - 1].sentence)
+
+
+def _add_subphrases(run: list[Token], offset: int, analysis: Analysis,
+                    found: dict[str, Candidate], max_words: int) -> None:
+    """Every sub-phrase of a noun-phrase run that ends in a noun and does not cut a hyphenated
+    compound; 'multi-agent' counts as one word towards ``max_words``."""
+    for end in range(len(run), 0, -1):
+        if (run[end - 1].pos not in _HEAD or run[end - 1].norm in _NOT_HEADS
+                or end < len(run) and run[end].joined):
+            continue
+        words = 0
+        for start in range(end - 1, -1, -1):
+            if not run[start].joined:
+                words += 1
+            if words > max_words:
+                break
+            if run[start].joined:
+                continue
+            phrase = run[start:end]
+            if phrase[0].norm in _GENERIC_MODIFIERS and len(phrase) > 1:
+                continue
+            if len(phrase) == 1 and (phrase[0].norm in _GENERIC_HEADS or len(phrase[0].text) < 3):
+                continue
+            key = _key(phrase, analysis)
+            first = phrase[0]
+            span = Span(field=first.field, start=first.start, end=phrase[-1].end)
+            candidate = found.get(key)
+            if candidate is None:
+                found[key] = Candidate(key=key, text=analysis.text(span), spans=[span],
+                                       first=offset + start)
+            elif span not in candidate.spans:
+                candidate.spans.append(span)
+
+
+def _key(phrase: list[Token], analysis: Analysis) -> str:
+    """Normalised words, with an acronym the paper defines replaced by its long form."""
+    out: list[str] = []
+    for token in phrase:
+        expansion = analysis.acronyms.get(acronym_singular(token.text))
+        out.extend(expansion if expansion else (token.norm,))
+    return " ".join(out)
+
+
+
+
+class KeyphraseExtractor:
+    """Ranks candidates with KeyBERT over an embedding model.
+
+    Embeddings of phrases are cached across the run; a batch of papers is embedded at once.
+    """
+
+    def __init__(self, embedder: Embedder, *, top_n: int = 10, use_mmr: bool = True,
+                 diversity: float = 0.3, max_words: int = 3, cache_size: int = 100_000) -> None:
+        _check_int("top_n", top_n, 1)
+        _check_int("max_words", max_words, 1)
+        if not 0.0 <= diversity <= 1.0:
+            raise ValueError("The 'diversity' parameter of KeyphraseExtractor must be a float in "
+                             f"[0, 1]. Got {diversity!r} instead.")
+        self.embedder = embedder
+        self.top_n = top_n
+        self.use_mmr = use_mmr
+        self.diversity = diversity
+        self.max_words = max_words
+        self._phrases = CachedEmbedder(embedder, max_entries=cache_size)
+        self._keybert = None
+
+    @property
+    def keybert(self):
+        if self._keybert is None:
+            from keybert import KeyBERT
+            from keybert.backend import BaseEmbedder
+
+            embedder = self.embedder
+
+            class _Backend(BaseEmbedder):
+                def embed(self, documents, verbose=False):
+                    return embedder.embed(list(documents))
+
+            self._keybert = KeyBERT(model=_Backend())
+        return self._keybert
+
+    def extract(self, docs: Sequence[str], analyses: Sequence[Analysis]) -> list[list[Keyphrase]]:
+        """Keyphrases of each paper, best first; one list per paper, in order."""
+        per_doc = [candidates(a, max_words=self.max_words) for a in analyses]
+        results: list[list[Keyphrase]] = [[] for _ in docs]
+        todo = [i for i, found in enumerate(per_doc) if found]
+        if not todo:
+            return results
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        # KeyBERT reads each "document" through the vectorizer: here a paper's index stands for
+        # the paper, and the analyzer returns its candidates' normalised forms.
+        vectorizer = CountVectorizer(analyzer=lambda index: list(per_doc[int(index)]),
+                                     lowercase=False)
+        vocabulary = sorted({key for i in todo for key in per_doc[i]})
+        ranked = self.keybert.extract_keywords(
+            [str(i) for i in todo],
+            vectorizer=vectorizer,
+            doc_embeddings=self.embedder.embed([docs[i] for i in todo]),
+            word_embeddings=self._phrases.embed(vocabulary),
+            top_n=self.top_n,
+            use_mmr=self.use_mmr,
+            diversity=self.diversity,
+        )
+        if len(todo) == 1:  # KeyBERT returns a bare list for a single document
+            ranked = [ranked]
+        for i, keywords in zip(todo, ranked):
+            found = per_doc[i]
+            results[i] = [Keyphrase(text=found[key].text, normalized=key, score=round(score, 4),
+                                    spans=found[key].spans) for key, score in keywords]
+        return results
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"The {name!r} parameter of KeyphraseExtractor must be an int >= "
+                         f"{minimum}. Got {value!r} instead.")

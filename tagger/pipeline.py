@@ -1,0 +1,92 @@
+"""The Tagger: papers in, tagged papers out, streaming in batches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import cached_property
+from importlib.metadata import PackageNotFoundError, version
+from itertools import islice
+from pathlib import Path
+
+from .embedders import Embedder, make_embedder
+from .keyphrases import KeyphraseExtractor
+from .matching import RuleMatcher
+from .records import Paper, Provenance, TaggedPaper
+from .scoring import ScoringConfig, score_hits
+from .taxonomy import Taxonomy, load_taxonomy
+from .text import SPACY_MODEL, analyse, load_spacy, paper_text
+
+
+def tagger_version() -> str:
+    try:
+        return version("tagger")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+class Tagger:
+    """Extracts keyphrases and area tags.
+
+    >>> tagger = Tagger.from_taxonomy("taxonomy.yaml")
+    >>> tagged = tagger.tag(Paper(title="...", abstract="..."))
+    >>> [tag.id for tag in tagged.tags]
+
+    Models load on first use, not here.
+    """
+
+    def __init__(self, taxonomy: Taxonomy, *, embedder: Embedder | str = "all-MiniLM-L6-v2",
+                 top_n: int = 10, use_mmr: bool = True, diversity: float = 0.3,
+                 max_words: int = 3, min_score: float = 0.3, max_tags: int = 10,
+                 batch_size: int = 64, spacy_model: str = SPACY_MODEL) -> None:
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"The 'batch_size' parameter of Tagger must be an int >= 1. Got {batch_size!r} instead.")
+        self.taxonomy = taxonomy
+        self.embedder = make_embedder(embedder) if isinstance(embedder, str) else embedder
+        self.keyphrases = KeyphraseExtractor(self.embedder, top_n=top_n, use_mmr=use_mmr,
+                                             diversity=diversity, max_words=max_words)
+        self.scoring = ScoringConfig(min_score=min_score, max_tags=max_tags)
+        self.batch_size = batch_size
+        self.spacy_model = spacy_model
+
+    @classmethod
+    def from_taxonomy(cls, path: str | Path | None = None, **options) -> Tagger:
+        """A Tagger for the taxonomy file at ``path`` (the shipped one if None)."""
+        return cls(load_taxonomy(path), **options)
+
+    @cached_property
+    def nlp(self):
+        return load_spacy(self.spacy_model)
+
+    @cached_property
+    def matcher(self) -> RuleMatcher:
+        return RuleMatcher(self.taxonomy, spacy_model=self.spacy_model)
+
+    @cached_property
+    def provenance(self) -> Provenance:
+        return Provenance(tagger_version=tagger_version(), taxonomy_version=self.taxonomy.version,
+                          taxonomy_sha256=self.taxonomy.sha256, embedding_model=self.embedder.name,
+                          spacy_model=f"{self.nlp.meta['name']}-{self.nlp.meta['version']}")
+
+    def tag(self, paper: Paper) -> TaggedPaper:
+        """Tag one paper."""
+        return self.tag_batch([paper])[0]
+
+    def tag_many(self, papers: Iterable[Paper]) -> Iterator[TaggedPaper]:
+        """Tag papers lazily, ``batch_size`` at a time, in input order."""
+        papers = iter(papers)
+        while batch := list(islice(papers, self.batch_size)):
+            yield from self.tag_batch(batch)
+
+    def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
+        """Tag a list of papers at once: one spaCy pass, one embedding call."""
+        texts = [paper_text(p.title, p.abstract) for p in papers]
+        analyses = [analyse(doc, p.title) for doc, p in zip(self.nlp.pipe(texts), papers)]
+        keyphrases = self.keyphrases.extract(texts, analyses)
+        results = []
+        for paper, analysis, phrases in zip(papers, analyses, keyphrases):
+            hits = self.matcher.match(analysis, phrases)
+            tags = score_hits(hits, analysis, self.taxonomy, n_keyphrases=len(phrases),
+                              config=self.scoring)
+            results.append(TaggedPaper(paper=paper, keyphrases=phrases, tags=tags,
+                                       provenance=self.provenance))
+        return results

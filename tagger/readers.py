@@ -1,0 +1,432 @@
+"""Read papers from paper-list text, JSON Lines, a JSON array or CSV/TSV; from a file or stdin.
+
+``iter_records`` yields one ``Paper`` or ``InputError`` per record, in input order, so one bad
+record does not stop a run; ``read_papers`` raises the first error instead. Problems with the
+file itself (missing, a directory, not JSON at all, a CSV without an abstract column) raise
+``InputError`` before any record comes out.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePath
+from typing import Any, BinaryIO
+
+import orjson
+from pydantic import ValidationError
+
+from tagger.errors import InputError
+from tagger.records import FIELD_ALIASES, Paper
+
+FORMATS = ("text", "jsonl", "json", "csv")
+
+STDIN_NAME = "<stdin>"
+
+_BOM = b"\xef\xbb\xbf"
+_FORMAT_OF_SUFFIX = {
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+    ".csv": "csv", ".tsv": "csv", ".txt": "text", ".md": "text",
+}
+_ABSTRACT_NAMES = frozenset(name.lower() for name in FIELD_ALIASES["abstract"])
+# Known columns other than the abstract's: an empty cell in one of them means "not given".
+_OPTIONAL_COLUMNS = frozenset(
+    name for field, names in FIELD_ALIASES.items() if field != "abstract" for name in names)
+_CSV_FIELD_LIMIT = 2**31 - 1  # the largest value csv.field_size_limit accepts everywhere
+
+_JSON_ARRAY_START = re.compile(r"\[\s*(?:[\[{\]\"]|$)")
+_JSON_OBJECT_START = re.compile(r"\{\s*(?:[\"}]|$)")
+_HEADER_MAX_CHARS = 80
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# A venue is a word with at least two capitals: ICML, ICLR, NeurIPS, CoRL, EMNLP.
+_VENUE = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?![A-Za-z])")
+# How surrogateescape decoding keeps a byte that is not UTF-8.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def iter_records(source: str | Path, *, format: str | None = None,
+                 stdin: BinaryIO | None = None) -> Iterator[Paper | InputError]:
+    """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
+
+    ``format`` is one of FORMATS; by default it comes from the file name, else the content.
+    """
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}",
+                         source=str(source))
+    if str(source) == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        return _read_stream(stream, STDIN_NAME, "", format)
+    path = Path(source)
+    _check_file(path)
+    return _read_file(path, format)
+
+
+def read_papers(source: str | Path, *, format: str | None = None,
+                stdin: BinaryIO | None = None) -> Iterator[Paper]:
+    """Like ``iter_records``, but raise the first InputError instead of yielding it."""
+    return _raise_errors(iter_records(source, format=format, stdin=stdin))
+
+
+def detect_format(name: str, head: bytes) -> str:
+    """The format of a file called ``name`` (may be "") whose first bytes are ``head``.
+
+    The extension decides, except that a ``.json`` file whose first line is a whole JSON
+    object holds JSON Lines. Without a known extension: ``[`` is a JSON array, ``{`` JSON
+    Lines, a first line naming an abstract column CSV, anything else paper-list text.
+    """
+    suffix = PurePath(name).suffix.lower()
+    text = head.removeprefix(_BOM).decode("utf-8", "replace").lstrip()
+    first_line = text.split("\n", 1)[0]
+    if suffix == ".json" and _is_json_object(first_line):
+        return "jsonl"
+    if suffix in _FORMAT_OF_SUFFIX:
+        return _FORMAT_OF_SUFFIX[suffix]
+    if _JSON_ARRAY_START.match(text):
+        return "json"
+    if _JSON_OBJECT_START.match(text):
+        return "jsonl"
+    if _names_abstract_column(first_line):
+        return "csv"
+    return "text"
+
+
+# --- files and streams -------------------------------------------------------------------------
+
+def _check_file(path: Path) -> None:
+    """Raise InputError unless ``path`` is something we can read papers from."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError("no such file", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror}", source=str(path)) from None
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory, not a file of papers", source=str(path))
+    if not os.access(path, os.R_OK):
+        raise InputError("permission denied: the file is not readable", source=str(path))
+
+
+def _read_file(path: Path, format: str | None) -> Iterator[Paper | InputError]:
+    try:
+        with path.open("rb") as stream:
+            yield from _read_stream(stream, str(path), path.name, format)
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
+
+
+def _read_stream(stream: BinaryIO, source: str, name: str,
+                 format: str | None) -> Iterator[Paper | InputError]:
+    lines = _raw_lines(stream)
+    head = _head(lines)
+    chosen = format or detect_format(name, b"".join(head))
+    lines = itertools.chain(head, lines)
+    if chosen == "text":
+        yield from _read_text(lines, source)
+    elif chosen == "jsonl":
+        yield from _read_jsonl(lines, source)
+    elif chosen == "json":
+        yield from _read_json(lines, source)
+    else:
+        head_line = head[-1].decode("utf-8", "replace") if head else ""
+        yield from _read_csv(lines, source, _csv_delimiter(name, head_line))
+
+
+def _raw_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's lines as bytes, without a leading UTF-8 byte-order mark."""
+    lines = iter(stream)
+    first = next(lines, None)
+    if first is None:
+        return
+    yield first.removeprefix(_BOM)
+    yield from lines
+
+
+def _head(lines: Iterator[bytes]) -> list[bytes]:
+    """Lines up to and including the first that is not blank: enough to tell the format."""
+    head = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    return head
+
+
+def _text_lines(lines: Iterable[bytes]) -> Iterator[str]:
+    """Decode line by line; CRLF becomes LF, and bytes that are not UTF-8 are kept as
+    surrogates (surrogateescape) for ``_utf8_problem`` to report."""
+    for raw in lines:
+        if raw.endswith(b"\r\n"):
+            raw = raw[:-2] + b"\n"
+        yield raw.decode("utf-8", "surrogateescape")
+
+
+def _utf8_problem(text: str) -> str | None:
+    """What is wrong, if ``text`` holds a byte that was not UTF-8."""
+    found = _ESCAPED_BYTE.search(text)
+    if found is None:
+        return None
+    byte = ord(found.group()) - 0xDC00
+    before = _ESCAPED_BYTE.sub("?", text[:found.start()].rsplit("\n", 1)[-1][-20:])
+    place = f"after {before!r}" if before else "at the start"
+    return f"invalid UTF-8: byte 0x{byte:02X} {place}; save the file as UTF-8"
+
+
+# --- records -----------------------------------------------------------------------------------
+
+def _paper(fields: dict[str, Any], source: str, *, line: int | None = None,
+           record: int | None = None) -> Paper | InputError:
+    """A Paper from ``fields``, or an InputError that says in one line why not."""
+    try:
+        return Paper.model_validate(fields)
+    except ValidationError as exc:
+        reason = "; ".join(_one_problem(error) for error in exc.errors(include_url=False))
+        return InputError(reason, source=source, line=line, record=record,
+                          record_id=_record_id(fields))
+
+
+def _one_problem(error: Any) -> str:
+    """One pydantic error as ``'abstract': field required``; our own checks' messages as they are."""
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    message = "field required" if error["type"] == "missing" else error["msg"]
+    message = message[:1].lower() + message[1:]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where!r}: {message}" if where else message
+
+
+def _record_id(fields: dict[str, Any]) -> str | None:
+    for name in FIELD_ALIASES["id"]:
+        if fields.get(name) not in (None, ""):
+            return str(fields[name])
+    return None
+
+
+def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
+    for record in records:
+        if isinstance(record, InputError):
+            raise record
+        yield record
+
+
+# --- paper-list text ---------------------------------------------------------------------------
+
+def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+    """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` names venue and year."""
+    paragraphs = _paragraphs(_text_lines(lines))
+    first = next(paragraphs, None)
+    if first is None:
+        return
+    header = _venue_and_year(first[1])
+    venue, year = header if header else (None, None)
+    if header is None:
+        paragraphs = itertools.chain([first], paragraphs)
+    for line, text in paragraphs:
+        problem = _utf8_problem(text)
+        if problem:
+            yield InputError(problem, source=source, line=line)
+        else:
+            yield _paper({"abstract": text, "venue": venue, "year": year}, source, line=line)
+
+
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Runs of non-blank lines, each with the number of its first line, surrounding whitespace
+    stripped and inner line breaks kept."""
+    start, block = 0, []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            start = start if block else number
+            block.append(line)
+        elif block:
+            yield start, "".join(block).strip()
+            block = []
+    if block:
+        yield start, "".join(block).strip()
+
+
+def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
+    """The venue and year a header line like ``ICLR 2025 论文列表`` names, if it is one."""
+    if "\n" in paragraph or len(paragraph) > _HEADER_MAX_CHARS or paragraph.endswith("."):
+        return None
+    year = _YEAR.search(paragraph)
+    venue = _VENUE.search(paragraph)
+    if year is None or venue is None:
+        return None
+    return venue.group(), int(year.group())
+
+
+# --- JSON Lines and JSON -----------------------------------------------------------------------
+
+def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+    for number, line in enumerate(_text_lines(lines), 1):
+        if not line.strip():
+            continue
+        problem = _utf8_problem(line)
+        if problem:
+            yield InputError(problem, source=source, line=number)
+            continue
+        try:
+            value = _parse_json(line)
+        except json.JSONDecodeError as exc:
+            yield InputError(f"invalid JSON: {exc.msg} at column {exc.colno}",
+                             source=source, line=number)
+            continue
+        yield _json_paper(value, source, line=number)
+
+
+def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+    """A JSON array of paper objects (or one object). The file is parsed whole."""
+    data = b"".join(lines)
+    if not data.strip():
+        return
+    document = _load_json_document(data, source)
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise InputError(f"expected a JSON array of paper objects, got {_json_kind(document)}",
+                         source=source)
+    for number, value in enumerate(document, 1):
+        yield _json_paper(value, source, record=number)
+
+
+def _load_json_document(data: bytes, source: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"invalid UTF-8: byte 0x{data[exc.start]:02X}; save the file as UTF-8",
+                         source=source, line=line) from None
+    try:
+        return _parse_json(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
+            hint = "; it looks like one object per line: read it as format 'jsonl'"
+        raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}{hint}",
+                         source=source, line=exc.lineno) from None
+
+
+def _parse_json(text: str) -> Any:
+    """Parse with orjson; fall back to json for what orjson refuses (integers beyond 64 bits,
+    NaN), whose error message is then the one raised."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as fast_error:
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise fast_error from None
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _json_paper(value: Any, source: str, *, line: int | None = None,
+                record: int | None = None) -> Paper | InputError:
+    if not isinstance(value, dict):
+        return InputError(f"expected a JSON object, got {_json_kind(value)}",
+                          source=source, line=line, record=record)
+    return _paper(value, source, line=line, record=record)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+
+
+# --- CSV and TSV -------------------------------------------------------------------------------
+
+def _read_csv(lines: Iterable[bytes], source: str, delimiter: str) -> Iterator[Paper | InputError]:
+    """A header row, then one paper per row. Blank rows (Excel's trailing ``,,,``) are skipped."""
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+    reader = csv.reader(_text_lines(lines), delimiter=delimiter, skipinitialspace=True)
+    rows = _csv_rows(reader)
+    first = next(rows, None)
+    if first is None:
+        return
+    header = _csv_header(*first, source)
+    for line, row in rows:
+        yield _csv_paper(header, row, source, line)
+
+
+def _csv_rows(reader: Any) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """Each row that is not blank, with the line it starts on; a row the csv module cannot
+    parse comes as its error."""
+    start = 1
+    while True:
+        try:
+            row: list[str] | csv.Error = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            row = exc
+        if isinstance(row, csv.Error) or any(cell.strip() for cell in row):
+            yield start, row
+        start = reader.line_num + 1
+
+
+def _csv_header(line: int, row: list[str] | csv.Error, source: str) -> list[str]:
+    """The column names; raise InputError if the header cannot name an abstract column."""
+    if isinstance(row, csv.Error):
+        raise InputError(f"cannot parse the CSV header: {row}", source=source, line=line)
+    problem = _utf8_problem("".join(row))
+    if problem:
+        raise InputError(problem, source=source, line=line)
+    names = [name.strip() for name in row]
+    for name in names:
+        if name and names.count(name) > 1:
+            raise InputError(f"the header names the column {name!r} twice",
+                             source=source, line=line)
+    if not any(name in FIELD_ALIASES["abstract"] for name in names):
+        raise InputError(
+            f"no abstract column: the header has {', '.join(map(repr, names))}; name the "
+            f"column of abstracts one of {', '.join(FIELD_ALIASES['abstract'])}",
+            source=source, line=line)
+    return names
+
+
+def _csv_paper(header: list[str], row: list[str] | csv.Error, source: str,
+               line: int) -> Paper | InputError:
+    if isinstance(row, csv.Error):
+        return InputError(f"cannot parse this CSV row: {row}", source=source, line=line)
+    if len(row) != len(header):
+        hint = " (quote fields that contain the delimiter)" if len(row) > len(header) else ""
+        return InputError(f"the row has {len(row)} fields but the header has {len(header)}{hint}",
+                          source=source, line=line)
+    for cell in row:
+        problem = _utf8_problem(cell)
+        if problem:
+            return InputError(problem, source=source, line=line)
+    fields = {name: cell for name, cell in zip(header, row)
+              if name and not (cell == "" and name in _OPTIONAL_COLUMNS)}
+    return _paper(fields, source, line=line)
+
+
+def _csv_delimiter(name: str, header_line: str) -> str:
+    """Tab for a ``.tsv`` file or a header with more tabs than commas; else comma."""
+    if name.lower().endswith(".tsv"):
+        return "\t"
+    return "\t" if header_line.count("\t") > header_line.count(",") else ","
+
+
+def _names_abstract_column(line: str) -> bool:
+    delimiter = _csv_delimiter("", line)
+    if delimiter not in line:
+        return False
+    cells = (cell.strip().strip('"').strip().lower() for cell in line.split(delimiter))
+    return any(cell in _ABSTRACT_NAMES for cell in cells)

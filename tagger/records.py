@@ -1,0 +1,140 @@
+"""The records tagger reads and writes: pydantic v2 models.
+
+``Paper`` is one input record; ``TaggedPaper`` is one output line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# Field names users' files commonly have, mapped to ours. The first name present wins.
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "paper_id", "forum", "paperId", "uid"),
+    "abstract": ("abstract", "summary", "Abstract", "abstractText"),
+    "title": ("title", "Title", "paper_title"),
+    "venue": ("venue", "conference", "Venue"),
+    "year": ("year", "Year"),
+    "keywords": ("keywords", "author_keywords", "Keywords"),
+}
+
+
+def stable_id(venue: str | None, abstract: str) -> str:
+    """A short id that depends only on the venue and the abstract text, so re-runs agree."""
+    digest = hashlib.sha256(f"{venue or ''}\x1f{abstract}".encode("utf-8")).hexdigest()
+    return f"p-{digest[:16]}"
+
+
+class Paper(BaseModel):
+    """One input paper. Fields we do not know are kept and written back out unchanged."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
+
+    id: str = ""
+    title: str | None = None
+    abstract: str
+    venue: str | None = None
+    year: int | None = None
+    keywords: list[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_common_field_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for ours, theirs in FIELD_ALIASES.items():
+            if data.get(ours) not in (None, ""):
+                continue
+            for name in theirs[1:]:
+                if data.get(name) not in (None, ""):
+                    data[ours] = data.pop(name)
+                    break
+        if data.get("id") is not None and not isinstance(data["id"], str):
+            data["id"] = str(data["id"])
+        if isinstance(data.get("keywords"), str):
+            data["keywords"] = [k.strip() for k in data["keywords"].replace(";", ",").split(",")
+                                if k.strip()]
+        if data.get("year") in ("", None):
+            data["year"] = None
+        return data
+
+    @field_validator("abstract")
+    @classmethod
+    def _abstract_has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the abstract is empty")
+        return value
+
+    @model_validator(mode="after")
+    def _fill_id(self) -> Paper:
+        if not self.id:
+            self.id = stable_id(self.venue, self.abstract)
+        return self
+
+
+TextField = Literal["title", "abstract"]
+
+
+class Span(BaseModel):
+    """Characters ``[start, end)`` of the paper's ``field`` (its original, unmodified text)."""
+
+    field: TextField
+    start: int
+    end: int
+
+
+class Keyphrase(BaseModel):
+    text: str = Field(description="The phrase as it first appears in the paper.")
+    normalized: str = Field(description="Lower-case, singular, hyphens as spaces, acronyms expanded "
+                                        "where the paper defines them; variants share it.")
+    score: float = Field(description="KeyBERT relevance: cosine similarity to the paper.")
+    spans: list[Span] = Field(description="Every place the phrase or one of its variants occurs.")
+
+
+EvidenceKind = Literal["alias", "cue", "acronym", "pattern", "keyphrase"]
+
+
+class Evidence(BaseModel):
+    area: str = Field(description="The area whose rule fired (a descendant, for a propagated tag).")
+    kind: EvidenceKind = Field(description="alias, cue, acronym or pattern: a rule matched the "
+                                           "text; keyphrase: an alias matched the normalised form "
+                                           "of an extracted keyphrase.")
+    rule: str = Field(description="The alias, acronym or regular expression that fired.")
+    text: str = Field(description="The matched words, exactly as in the paper.")
+    field: TextField
+    start: int
+    end: int
+    weight: float = Field(description="What this hit added to the score before saturation.")
+    keyphrase: str | None = Field(default=None,
+                                  description="The normalised keyphrase the hit lies in, if any.")
+
+
+class AreaTag(BaseModel):
+    id: str
+    name: str
+    path: list[str] = Field(description="Area ids from the root down to this area.")
+    score: float = Field(ge=0.0, le=1.0)
+    evidence: list[Evidence]
+    crosswalk: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Conference areas this area maps to (its own, or its nearest ancestor's).")
+
+
+class Provenance(BaseModel):
+    tagger_version: str
+    taxonomy_version: str
+    taxonomy_sha256: str
+    embedding_model: str
+    spacy_model: str
+
+
+class TaggedPaper(BaseModel):
+    """One line of tagger's output."""
+
+    paper: Paper
+    keyphrases: list[Keyphrase]
+    tags: list[AreaTag]
+    provenance: Provenance

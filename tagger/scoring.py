@@ -1,0 +1,121 @@
+"""From rule hits to area tags: how central is each area to the paper?
+
+Each hit is weighed by what fired (an alias counts more than a cue), where (the title and the
+first sentence count more; a related-work clause counts less), whether it lies inside a top-ranked
+keyphrase, and how often the same rule already fired (the second mention adds half, the third a
+third). An area's evidence is its own hits and its descendants' (a parent is tagged when a child
+is); overlapping hits are counted once. The score ``1 - exp(-sum / saturation)`` lies in [0, 1):
+one passing mention scores low, several central hits approach 1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .matching import Hit
+from .records import AreaTag, Evidence
+from .taxonomy import Taxonomy
+from .text import Analysis
+
+# Sentences that talk about other work or set up a contrast: evidence there counts for less.
+_RELATED_WORK = re.compile(
+    r"^(?:unlike|while|although|though|whereas|despite|existing|previous|prior|recent|traditional|"
+    r"conventional|inspired)\b|\b(?:prior|previous|existing|related|recent) (?:work|works|studies|"
+    r"methods|approaches)\b|\binspired by\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoringConfig:
+    min_score: float = 0.3
+    max_tags: int = 10
+    kind_weights: tuple[tuple[str, float], ...] = (
+        ("alias", 1.0), ("acronym", 1.0), ("pattern", 1.0), ("keyphrase", 0.8), ("cue", 0.35))
+    title: float = 2.0
+    first_sentence: float = 1.5
+    related_work: float = 0.6
+    keyphrase_bonus: float = 0.5  # added to a hit in the top keyphrase, less further down
+    saturation: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_score <= 1.0:
+            raise ValueError("The 'min_score' parameter must be a float in [0, 1]. "
+                             f"Got {self.min_score!r} instead.")
+        if not isinstance(self.max_tags, int) or self.max_tags < 1:
+            raise ValueError(f"The 'max_tags' parameter must be an int >= 1. Got {self.max_tags!r} instead.")
+
+
+def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_keyphrases: int,
+               config: ScoringConfig) -> list[AreaTag]:
+    """Area tags of one paper, highest score first, at most ``max_tags``, none under ``min_score``."""
+    if not hits:
+        return []
+    weights = _weigh(hits, analysis, n_keyphrases, config)
+    by_area: dict[str, list[int]] = defaultdict(list)
+    for index, hit in enumerate(hits):
+        for ancestor in taxonomy.path(hit.area):
+            by_area[ancestor].append(index)
+
+    tags: list[AreaTag] = []
+    for area_id, indices in by_area.items():
+        kept = _count_once(hits, weights, indices)
+        total, evidence = 0.0, []
+        seen_rules: dict[str, int] = defaultdict(int)
+        for index in kept:
+            hit = hits[index]
+            seen_rules[hit.rule] += 1
+            weight = weights[index] / seen_rules[hit.rule]
+            total += weight
+            evidence.append(Evidence(area=hit.area, kind=hit.kind, rule=hit.rule,
+                                     text=analysis.text(hit), field=hit.field, start=hit.start,
+                                     end=hit.end, weight=round(weight, 3), keyphrase=hit.keyphrase))
+        score = round(1.0 - math.exp(-total / config.saturation), 4)
+        if score < config.min_score:
+            continue
+        area = taxonomy.by_id[area_id]
+        evidence.sort(key=lambda e: (e.field != "title", e.start, e.end, e.area))
+        tags.append(AreaTag(id=area_id, name=area.name, path=taxonomy.path(area_id), score=score,
+                            evidence=evidence, crosswalk=taxonomy.crosswalk(area_id)))
+    tags.sort(key=lambda tag: (-tag.score, -len(tag.path), tag.id))
+    return tags[:config.max_tags]
+
+
+def _weigh(hits: list[Hit], analysis: Analysis, n_keyphrases: int,
+           config: ScoringConfig) -> list[float]:
+    kinds = dict(config.kind_weights)
+    related = _related_work_sentences(analysis)
+    weights = []
+    for hit in hits:
+        weight = kinds.get(hit.kind, 1.0)
+        if hit.field == "title":
+            weight *= config.title
+        elif hit.sentence == 0:
+            weight *= config.first_sentence
+        elif hit.sentence in related:
+            weight *= config.related_work
+        if hit.keyphrase_rank is not None and n_keyphrases:
+            weight *= 1.0 + config.keyphrase_bonus * (1.0 - hit.keyphrase_rank / n_keyphrases)
+        weights.append(weight)
+    return weights
+
+
+def _count_once(hits: list[Hit], weights: list[float], indices: list[int]) -> list[int]:
+    """Of hits that overlap, keep the heaviest (then the longest); in text order."""
+    kept: list[int] = []
+    order = sorted(indices, key=lambda i: (-weights[i], -(hits[i].end - hits[i].start), i))
+    for index in order:
+        if not any(hits[index].overlaps(hits[k]) for k in kept):
+            kept.append(index)
+    kept.sort(key=lambda i: (hits[i].field != "title", hits[i].start, i))
+    return kept
+
+
+def _related_work_sentences(analysis: Analysis) -> set[int]:
+    sentences: dict[int, list[str]] = defaultdict(list)
+    for word in analysis.words:
+        if word.field == "abstract":
+            sentences[word.sentence].append(word.text)
+    return {index for index, words in sentences.items()
+            if index > 0 and _RELATED_WORK.search(" ".join(words))}

@@ -1,0 +1,321 @@
+"""The research taxonomy: YAML in, validated pydantic models out, with errors that name the line.
+
+A taxonomy file looks like this::
+
+    version: "2026.11"
+    areas:
+      - id: rl
+        name: Reinforcement learning
+        description: Agents that learn to act from reward.
+        aliases: [reinforcement learning, policy gradient]
+        acronyms: [RL, MDP]
+        crosswalk:
+          iclr: [reinforcement learning]
+          icml: [Reinforcement Learning]
+          iclr_topic: [Reinforcement Learning]
+      - id: rl.offline
+        name: Offline RL
+        parent: rl
+        aliases: [offline reinforcement learning]
+
+See the README for every field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import TaxonomyError
+
+SCHEMES = ("iclr", "icml", "iclr_topic")
+_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
+
+
+def default_taxonomy_path() -> Path:
+    """The default taxonomy: the copy installed inside the package, or, when running from a
+    source checkout, the repository's top-level ``taxonomy.yaml``."""
+    installed = Path(str(resources.files("tagger"))) / "data" / "taxonomy.yaml"
+    return installed if installed.is_file() else Path(__file__).resolve().parent.parent / "taxonomy.yaml"
+
+
+def scheme_labels() -> dict[str, list[str]]:
+    """The official label names of each crosswalk scheme."""
+    text = (resources.files("tagger") / "data" / "schemes.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(text).items() if k in SCHEMES}
+
+
+class Crosswalk(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    iclr: list[str] = Field(default_factory=list)
+    icml: list[str] = Field(default_factory=list)
+    iclr_topic: list[str] = Field(default_factory=list)
+
+
+class Area(BaseModel):
+    """One research area and the rules that find it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    description: str = ""
+    parent: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    """Phrases, matched case-insensitively on normalised tokens (plural, hyphen and case variants)."""
+    cues: list[str] = Field(default_factory=list)
+    """Weaker phrases, matched like aliases, that count for less than an alias."""
+    acronyms: list[str] = Field(default_factory=list)
+    """Case-sensitive whole tokens (a plural 's' is allowed): RL matches 'RL', not 'RLHF' or 'rl'."""
+    patterns: list[str] = Field(default_factory=list)
+    """Regular expressions (Python syntax) searched in the original text."""
+    exclude: list[str] = Field(default_factory=list)
+    """Phrases that veto any hit of this area they overlap: 'computation graph' for graphs."""
+    crosswalk: Crosswalk = Field(default_factory=Crosswalk)
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError(f"area id {value!r} must be lower-case letters, digits, '_' or '-', "
+                             "in dot-separated parts, like 'rl.offline'")
+        return value
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
+        return value
+
+    @field_validator("acronyms")
+    @classmethod
+    def _acronyms_are_tokens(cls, value: list[str]) -> list[str]:
+        for acronym in value:
+            if not acronym or any(ch.isspace() for ch in acronym):
+                raise ValueError(f"acronym {acronym!r} must be one word with no spaces "
+                                 "(put phrases under 'aliases')")
+        return value
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: str
+    areas: list[Area]
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """A validated taxonomy: areas in file order, and the tree they form."""
+
+    version: str
+    areas: tuple[Area, ...]
+    sha256: str
+    source: str
+    lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def by_id(self) -> dict[str, Area]:
+        return {area.id: area for area in self.areas}
+
+    @cached_property
+    def children(self) -> dict[str, list[str]]:
+        kids: dict[str, list[str]] = {area.id: [] for area in self.areas}
+        for area in self.areas:
+            if area.parent is not None:
+                kids[area.parent].append(area.id)
+        return kids
+
+    @cached_property
+    def roots(self) -> list[str]:
+        return [area.id for area in self.areas if area.parent is None]
+
+    def path(self, area_id: str) -> list[str]:
+        """Ids from the root down to ``area_id``."""
+        chain = [area_id]
+        while (parent := self.by_id[chain[-1]].parent) is not None:
+            chain.append(parent)
+        return chain[::-1]
+
+    def descendants(self, area_id: str) -> set[str]:
+        """``area_id`` and every area below it."""
+        found, todo = set(), [area_id]
+        while todo:
+            current = todo.pop()
+            found.add(current)
+            todo.extend(self.children[current])
+        return found
+
+    def crosswalk(self, area_id: str) -> dict[str, list[str]]:
+        """Each scheme's labels for ``area_id``: its own, else its nearest ancestor's."""
+        result: dict[str, list[str]] = {}
+        for scheme in SCHEMES:
+            for ancestor in reversed(self.path(area_id)):
+                labels = getattr(self.by_id[ancestor].crosswalk, scheme)
+                if labels:
+                    result[scheme] = list(labels)
+                    break
+        return result
+
+    def walk(self) -> Iterator[tuple[int, Area]]:
+        """Depth-first (depth, area) in file order of siblings."""
+        def visit(area_id: str, depth: int) -> Iterator[tuple[int, Area]]:
+            yield depth, self.by_id[area_id]
+            for child in self.children[area_id]:
+                yield from visit(child, depth + 1)
+        for root in self.roots:
+            yield from visit(root, 0)
+
+
+def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
+    """Read, validate and cross-check a taxonomy file. Raises ``TaxonomyError`` listing every problem."""
+    path = Path(path) if path is not None else default_taxonomy_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise TaxonomyError([f"{path}: no such taxonomy file"]) from None
+    except IsADirectoryError:
+        raise TaxonomyError([f"{path}: is a directory, not a taxonomy file"]) from None
+    except OSError as exc:
+        raise TaxonomyError([f"{path}: cannot be read: {exc.strerror}"]) from None
+    return parse_taxonomy(raw, source=str(path))
+
+
+def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
+    text = raw.decode("utf-8-sig", errors="strict") if isinstance(raw, bytes) else raw
+    data_bytes = text.encode("utf-8")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if "could not determine a constructor" in str(exc):
+            problem = (f"{problem}: YAML tags that build objects are not allowed; "
+                       "write plain strings, lists and mappings")
+        raise TaxonomyError([f"{source}{where}: {problem}"]) from None
+    lines = _line_numbers(node) if node is not None else {}
+    if not isinstance(data, dict):
+        raise TaxonomyError([f"{source}: expected a mapping with 'version' and 'areas' at the top"])
+
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        raise TaxonomyError([_render(error, source, lines, data) for error in exc.errors()]) from None
+
+    problems = _cross_check(parsed.areas, source, lines)
+    if problems:
+        raise TaxonomyError(problems)
+    area_lines = {area.id: lines.get(("areas", i), 0) for i, area in enumerate(parsed.areas)}
+    return Taxonomy(version=parsed.version, areas=tuple(parsed.areas),
+                    sha256=hashlib.sha256(data_bytes).hexdigest(), source=source, lines=area_lines)
+
+
+def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
+    """Map each path in the document (('areas', 3, 'parent'), ...) to its 1-based line."""
+    lines: dict[tuple[Any, ...], int] = {}
+
+    def visit(current: yaml.Node, path: tuple[Any, ...]) -> None:
+        lines[path] = current.start_mark.line + 1
+        if isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                visit(value, path + (key.value,))
+                lines[path + (key.value,)] = key.start_mark.line + 1  # the key's line, not the value's
+        elif isinstance(current, yaml.SequenceNode):
+            for index, item in enumerate(current.value):
+                visit(item, path + (index,))
+
+    visit(node, ())
+    return lines
+
+
+def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def _render(error: dict[str, Any], source: str, lines: dict[tuple[Any, ...], int],
+            data: dict[str, Any]) -> str:
+    loc = tuple(error["loc"])
+    line = _line_of(lines, loc)
+    where = f"{source} line {line}" if line else source
+    subject = ""
+    if len(loc) >= 2 and loc[0] == "areas" and isinstance(loc[1], int):
+        areas = data.get("areas") or []
+        area_id = areas[loc[1]].get("id") if loc[1] < len(areas) and isinstance(areas[loc[1]], dict) else None
+        subject = f"area {area_id!r}" if area_id else f"area #{loc[1] + 1}"
+        rest = ".".join(str(part) for part in loc[2:])
+        subject = f"{subject}, field '{rest}'" if rest else subject
+    else:
+        subject = "field '" + ".".join(str(part) for part in loc) + "'" if loc else "the file"
+    kind, message = error["type"], error["msg"]
+    if kind == "extra_forbidden":
+        allowed = sorted(Area.model_fields) if len(loc) == 3 else sorted(Crosswalk.model_fields) \
+            if len(loc) == 4 else sorted(_File.model_fields)
+        guess = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f" (did you mean '{guess[0]}'?)" if guess else f"; allowed: {', '.join(allowed)}"
+        return f"{where}: {subject}: unknown field{hint}"
+    if kind == "missing":
+        return f"{where}: {subject}: required field is missing"
+    message = message.removeprefix("Value error, ")
+    return f"{where}: {subject}: {message}"
+
+
+def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], int]) -> list[str]:
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for index, area in enumerate(areas):
+        line = lines.get(("areas", index, "id"), lines.get(("areas", index)))
+        if area.id in seen:
+            problems.append(f"{source} line {line}: area id {area.id!r} is used twice "
+                            f"(first on line {seen[area.id]}); ids must be unique")
+        else:
+            seen[area.id] = line or 0
+    ids = list(seen)
+    for index, area in enumerate(areas):
+        if area.parent is not None and area.parent not in seen:
+            line = lines.get(("areas", index, "parent"))
+            guess = difflib.get_close_matches(area.parent, ids, n=1)
+            hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+            problems.append(f"{source} line {line}: area {area.id!r} names parent {area.parent!r}, "
+                            f"which does not exist{hint}")
+    parents = {area.id: area.parent for area in areas}
+    for index, area in enumerate(areas):
+        chain, current = [area.id], area.parent
+        while current is not None and current in parents and current not in chain:
+            chain.append(current)
+            current = parents[current]
+        if current == area.id:
+            line = lines.get(("areas", index, "parent"))
+            problems.append(f"{source} line {line}: area {area.id!r} is its own ancestor "
+                            f"({' -> '.join(chain + [area.id])}); parents must form a tree")
+    known = scheme_labels()
+    for index, area in enumerate(areas):
+        for scheme in SCHEMES:
+            for k, label in enumerate(getattr(area.crosswalk, scheme)):
+                if label not in known[scheme]:
+                    line = lines.get(("areas", index, "crosswalk", scheme, k))
+                    guess = difflib.get_close_matches(label, known[scheme], n=1, cutoff=0.5)
+                    hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+                    problems.append(f"{source} line {line}: area {area.id!r}: {label!r} is not a "
+                                    f"{scheme} label{hint}")
+    return problems
