@@ -100,13 +100,12 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
                                   batch_size=batch_size)
     fmt = None if input_format == "auto" else input_format
     rejected: list[InputError] = []
-    for source in inputs:  # a missing file fails now, before the models load
-        if source != "-" and not Path(source).is_file():
-            next(iter_records(source, format=fmt), None)
+    # Checking every input now makes a missing file fail before the models load.
+    readers = [iter_records(source, format=fmt) for source in inputs]
 
     def papers() -> Iterator[Any]:
-        for source in inputs:
-            for item in iter_records(source, format=fmt):
+        for records in readers:
+            for item in records:
                 if isinstance(item, InputError):
                     rejected.append(item)
                     click.echo(f"Warning: skipped {item}", err=True)

@@ -27,6 +27,8 @@ first second third further additional diverse wide broad large-scale substantial
 """.split())
 # Words the tagger calls nouns that never end a phrase.
 _NOT_HEADS = frozenset("neural deep based aware driven free specific agnostic guided".split())
+_ADJECTIVE_SUFFIXES = ("al", "ic", "ous", "ive", "able", "ible", "ed", "ful", "less", "ary",
+                       "ular")
 # Heads too generic to be a keyphrase on their own.
 _GENERIC_HEADS = frozenset("""
 method approach paper work result performance framework model task problem study experiment
@@ -79,8 +81,7 @@ def _add_subphrases(run: list[Token], offset: int, analysis: Analysis,
     """Every sub-phrase of a noun-phrase run that ends in a noun and does not cut a hyphenated
     compound; 'multi-agent' counts as one word towards ``max_words``."""
     for end in range(len(run), 0, -1):
-        if (run[end - 1].pos not in _HEAD or run[end - 1].norm in _NOT_HEADS
-                or end < len(run) and run[end].joined):
+        if not _can_end(run, end - 1) or end < len(run) and run[end].joined:
             continue
         words = 0
         for start in range(end - 1, -1, -1):
@@ -104,6 +105,18 @@ def _add_subphrases(run: list[Token], offset: int, analysis: Analysis,
                                        first=offset + start)
             elif span not in candidate.spans:
                 candidate.spans.append(span)
+
+
+def _can_end(run: list[Token], i: int) -> bool:
+    """A phrase ends in a noun; or in a word tagged adjective right after a noun that does not
+    look like an adjective: the tagger reads 'policy gradient methods' as NOUN ADJ NOUN."""
+    token = run[i]
+    if token.norm in _NOT_HEADS:
+        return False
+    if token.pos in _HEAD:
+        return True
+    return (token.pos == "ADJ" and i > 0 and run[i - 1].pos in _HEAD
+            and not token.norm.endswith(_ADJECTIVE_SUFFIXES))
 
 
 def _key(phrase: list[Token], analysis: Analysis) -> str:

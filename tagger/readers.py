@@ -30,6 +30,7 @@ FORMATS = ("text", "jsonl", "json", "csv")
 STDIN_NAME = "<stdin>"
 
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" export
 _FORMAT_OF_SUFFIX = {
     ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
     ".csv": "csv", ".tsv": "csv", ".txt": "text", ".md": "text",
@@ -46,6 +47,9 @@ _HEADER_MAX_CHARS = 80
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # A venue is a word with at least two capitals: ICML, ICLR, NeurIPS, CoRL, EMNLP.
 _VENUE = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?![A-Za-z])")
+# 19 digits or more may be an integer beyond 64 bits, which orjson reads as a float.
+_LONG_DIGITS = re.compile(r"\d{19}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 # How surrogateescape decoding keeps a byte that is not UTF-8.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
@@ -124,6 +128,8 @@ def _read_stream(stream: BinaryIO, source: str, name: str,
                  format: str | None) -> Iterator[Paper | InputError]:
     lines = _raw_lines(stream)
     head = _head(lines)
+    if head and head[0].startswith(_UTF16_BOMS):
+        raise InputError("the file is UTF-16; save it as UTF-8", source=source)
     chosen = format or detect_format(name, b"".join(head))
     lines = itertools.chain(head, lines)
     if chosen == "text":
@@ -191,7 +197,7 @@ def _paper(fields: dict[str, Any], source: str, *, line: int | None = None,
 
 
 def _one_problem(error: Any) -> str:
-    """One pydantic error as ``'abstract': field required``; our own checks' messages as they are."""
+    """One pydantic error as ``'abstract': field required``; our own checks' message as is."""
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])
     message = "field required" if error["type"] == "missing" else error["msg"]
@@ -217,7 +223,8 @@ def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
 # --- paper-list text ---------------------------------------------------------------------------
 
 def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
-    """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` names venue and year."""
+    """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` gives the venue
+    and year of them all."""
     paragraphs = _paragraphs(_text_lines(lines))
     first = next(paragraphs, None)
     if first is None:
@@ -312,15 +319,30 @@ def _load_json_document(data: bytes, source: str) -> Any:
 
 
 def _parse_json(text: str) -> Any:
-    """Parse with orjson; fall back to json for what orjson refuses (integers beyond 64 bits,
-    NaN), whose error message is then the one raised."""
+    """Parse with orjson. Where it would read an integer beyond 64 bits as a float, or fails,
+    use json: it keeps big integers exact, reads NaN, and explains errors well. Like orjson,
+    refuse half a surrogate pair (text no UTF-8 writer could write back)."""
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as fast_error:
-        try:
-            return json.loads(text)
-        except RecursionError:
-            raise fast_error from None
+        if not _LONG_DIGITS.search(text):
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                pass
+        value = json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    escape = _SURROGATE_ESCAPE.search(text)
+    if escape and not _encodable(value):
+        raise json.JSONDecodeError("a \\u escape is half a surrogate pair", text, escape.start())
+    return value
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_json_object(line: str) -> bool:

@@ -139,7 +139,6 @@ class Analysis:
     words: list[Token]
     # 'GNN' -> ('graph', 'neural', 'network'): acronyms defined in this paper, singular.
     acronyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    first_sentence_end: int = 0  # offset in the abstract
 
     def text(self, span: Span | Evidence) -> str:
         """The original characters a span covers."""
@@ -167,7 +166,6 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
             abstract_sentence += 1
         for token in sent:
             sentence_of[token.i] = max(abstract_sentence, 0)
-    first_end = 0
     glue = False
     for token in doc:
         if token.is_space:
@@ -179,15 +177,13 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
         in_title = token.idx < offset
         start = token.idx if in_title else token.idx - offset
         sentence = 0 if in_title else sentence_of[token.i]
-        if not in_title and sentence == 0:
-            first_end = start + len(token.text)
         words.append(Token(text=token.text, norm=normalize_word(token.text),
                            field="title" if in_title else "abstract", start=start,
                            end=start + len(token.text), pos=token.pos_, sentence=sentence,
                            is_stop=token.is_stop, is_word=any(ch.isalnum() for ch in token.text),
                            joined=glue))
         glue = False
-    return Analysis(title=title or "", abstract=doc.text[offset:], words=words, acronyms=find_acronyms(words), first_sentence_end=first_end)
+    return Analysis(title=title or "", abstract=doc.text[offset:], words=words, acronyms=find_acronyms(words))
 
 
 def find_acronyms(words: list[Token]) -> dict[str, tuple[str, ...]]:
