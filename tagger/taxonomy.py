@@ -316,6 +316,6 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
                     line = lines.get(("areas", index, "crosswalk", scheme, k))
                     guess = difflib.get_close_matches(label, known[scheme], n=1, cutoff=0.5)
                     hint = f" (did you mean {guess[0]!r}?)" if guess else ""
-                    problems.append(f"{source} line {line}: area {area.id!r}: {label!r} is not a "
-                                    f"{scheme} label{hint}")
+                    problems.append(f"{source} line {line}: area {area.id!r}: {label!r} is not one of "
+                                    f"the {scheme} labels{hint}")
     return problems

@@ -1,0 +1,146 @@
+"""The command line, as a user runs it: exit codes, stdout holds only JSONL, errors are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import main
+
+from .conftest import EXAMPLES, MINI_TAXONOMY
+
+ICML = EXAMPLES / "icml2025-abstracts.txt"
+MINI = ["--taxonomy", str(MINI_TAXONOMY)]
+
+
+def _paragraphs(path):
+    return [p for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()][1:]
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def tagged_icml(tmp_path_factory):
+    """`python -m tagger tag` on a shipped example, in a real subprocess, stdout captured."""
+    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML), *MINI],
+                          capture_output=True, timeout=600)
+    return proc
+
+
+def test_tag_writes_one_jsonl_line_per_paper_and_nothing_else(tagged_icml):
+    assert tagged_icml.returncode == 0, tagged_icml.stderr.decode()
+    lines = tagged_icml.stdout.decode("utf-8").splitlines()
+    abstracts = _paragraphs(ICML)
+    assert len(lines) == len(abstracts) == 19
+    records = [json.loads(line) for line in lines]  # every stdout line is JSON
+    assert [r["paper"]["abstract"] for r in records] == [a.strip() for a in abstracts]
+    assert {r["paper"]["venue"] for r in records} == {"ICML"}
+    assert all(r["keyphrases"] for r in records)
+    assert tagged_icml.stderr.decode().strip().endswith("tagged 19 papers")
+
+
+def test_tagged_output_filters_by_area_with_descendants(tagged_icml, tmp_path):
+    tagged = tmp_path / "tagged.jsonl"
+    tagged.write_bytes(tagged_icml.stdout)
+    result = run("filter", str(tagged), "--area", "rl", *MINI)
+    assert result.exit_code == 0
+    kept = [json.loads(line) for line in result.stdout.splitlines()]
+    expected = [json.loads(line) for line in tagged_icml.stdout.splitlines()
+                if any("rl" in t["path"] for t in json.loads(line)["tags"])]
+    assert kept == expected and kept  # the RL papers of the example, in order
+    child = run("filter", str(tagged), "--area", "rl.multi-agent", *MINI)
+    assert len(child.stdout.splitlines()) <= len(kept)
+    strict = run("filter", str(tagged), "--area", "rl", "--min-score", "1.0", *MINI)
+    assert strict.stdout == ""
+
+
+def test_filter_unknown_area_suggests_the_closest(tmp_path):
+    tagged = tmp_path / "t.jsonl"
+    tagged.write_text("")
+    result = CliRunner().invoke(main, ["filter", str(tagged), "--area", "rll", *MINI])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: unknown area 'rll' (did you mean rl")
+    assert result.stdout == ""
+
+
+def test_filter_rejects_a_file_that_is_not_tagged_jsonl(tmp_path):
+    bad = tmp_path / "papers.jsonl"
+    bad.write_text('{"abstract": "x"}\n')
+    result = CliRunner().invoke(main, ["filter", str(bad), "--area", "rl", *MINI])
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {bad} line 1: not a line of tagged JSONL "
+                             "(run `tagger tag` first)\n")
+
+
+def test_tag_missing_input_is_an_error_not_a_traceback(tmp_path):
+    result = CliRunner().invoke(main, ["tag", str(tmp_path / "nope.txt"), *MINI])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'nope.txt'}: no such file\n"
+    assert result.stdout == ""
+
+
+def test_tag_reports_bad_records_and_keeps_going(tmp_path):
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text('{"abstract": "Reinforcement learning with policy gradient."}\n'
+                      '{"abstract": ""}\n{not json\n'
+                      '{"abstract": "Graph neural networks (GNNs) for molecules."}\n')
+    errors = tmp_path / "errors.jsonl"
+    result = CliRunner().invoke(main, ["tag", str(papers), "--errors", str(errors), *MINI])
+    assert result.exit_code == 1
+    assert len(result.stdout.splitlines()) == 2
+    rejected = [json.loads(line) for line in errors.read_text().splitlines()]
+    assert [(e["line"], e["reason"]) for e in rejected] == [
+        (2, "the abstract is empty"), (3, rejected[1]["reason"])]
+    assert rejected[1]["reason"].startswith("invalid JSON")
+    assert result.stderr.strip().endswith(f"tagged 2 papers, 2 rejected: see {errors}")
+
+
+def test_tag_reads_stdin(tmp_path):
+    result = run("tag", "-", *MINI, input="ICML 2025 Papers\n\nMulti-agent reinforcement "
+                 "learning (MARL) for traffic.\n")
+    record = json.loads(result.stdout)
+    assert record["paper"]["venue"] == "ICML" and record["paper"]["year"] == 2025
+    assert {t["id"] for t in record["tags"]} == {"rl", "rl.multi-agent"}
+
+
+def test_schema_is_the_json_schema_of_an_output_line():
+    result = run("schema")
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "TaggedPaper"
+    assert set(schema["required"]) == {"paper", "keyphrases", "tags", "provenance"}
+    assert "Evidence" in schema["$defs"]
+
+
+def test_taxonomy_check_prints_the_tree():
+    result = run("taxonomy", "check", *MINI)
+    assert result.stdout.splitlines()[:2] == ["rl  Reinforcement learning  (6 rules)",
+                                              "  rl.multi-agent  Multi-agent RL  (3 rules)"]
+    assert "4 areas, 2 roots, 2 levels: OK" in result.stderr
+
+
+def test_taxonomy_check_broken_file_exit_code(tmp_path):
+    broken = tmp_path / "t.yaml"
+    broken.write_text('version: "1"\nareas:\n  - id: a\n    nam: A\n')
+    result = CliRunner().invoke(main, ["taxonomy", "check", "--taxonomy", str(broken)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {broken} line 3: area 'a', field 'name': required")
+
+
+@pytest.mark.parametrize("command", [[], ["tag"], ["filter"], ["schema"], ["taxonomy", "check"]])
+def test_every_command_help_ends_with_an_example(command):
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    tail = result.stdout.rstrip().splitlines()
+    assert tail[-2].strip() == "Example:" or "Example:" in result.stdout
+    assert tail[-1].strip().startswith("tagger ")
+
+
+def test_usage_error_exit_code_is_2():
+    result = CliRunner().invoke(main, ["tag"])
+    assert result.exit_code == 2

@@ -1,0 +1,129 @@
+"""Rules, evidence and scores, on the small test taxonomy with the real model and spaCy."""
+
+from __future__ import annotations
+
+import pytest
+
+from tagger import Paper
+from tagger.matching import Hit
+from tagger.scoring import ScoringConfig, score_hits
+from tagger.taxonomy import load_taxonomy
+from tagger.text import analyse, paper_text
+
+from .conftest import MINI_TAXONOMY
+
+MARL = Paper(
+    title="Scalable Multi-Agent Reinforcement Learning with Graph Neural Networks",
+    abstract=("Multi-agent reinforcement learning (MARL) is hard when agents must coordinate. "
+              "We model agents as nodes and use graph neural networks (GNNs) with message passing "
+              "to share information. Our MARL method scales. Experiments show our GNN-based "
+              "policy gradient beats baselines."),
+)
+
+
+def _evidence_slices(tagged):
+    for tag in tagged.tags:
+        for ev in tag.evidence:
+            source = tagged.paper.title if ev.field == "title" else tagged.paper.abstract
+            yield ev, source[ev.start:ev.end]
+
+
+def test_multi_agent_rl_is_tagged_with_its_parent_and_exact_evidence(mini_tagger):
+    tagged = mini_tagger.tag(MARL)
+    ids = [tag.id for tag in tagged.tags]
+    assert {"rl", "rl.multi-agent", "graphs", "graphs.gnn"} == set(ids)
+    marl = next(tag for tag in tagged.tags if tag.id == "rl.multi-agent")
+    assert marl.path == ["rl", "rl.multi-agent"]
+    assert marl.crosswalk["iclr"] == ["reinforcement learning"]  # inherited from 'rl'
+    assert marl.crosswalk["icml"] == ["Reinforcement Learning->Multi-agent"]
+    texts = {(ev.field, ev.text) for ev in marl.evidence}
+    assert ("title", "Multi-Agent Reinforcement Learning") in texts
+    assert ("abstract", "Multi-agent reinforcement learning") in texts
+    assert ("abstract", "MARL") in texts
+    # the parent carries the child's evidence
+    rl = next(tag for tag in tagged.tags if tag.id == "rl")
+    assert {ev.area for ev in rl.evidence} == {"rl", "rl.multi-agent"}
+    assert rl.score >= marl.score
+    for ev, text in _evidence_slices(tagged):
+        assert text == ev.text
+    assert [t.score for t in tagged.tags] == sorted((t.score for t in tagged.tags), reverse=True)
+
+
+def test_acronym_is_case_sensitive_and_whole_token(mini_tagger):
+    tagged = mini_tagger.tag(Paper(abstract=(
+        "We study RLHF pipelines and the word marl in lower case, and a control problem "
+        "posed as an MDP with a reward function.")))
+    rl = next(tag for tag in tagged.tags if tag.id == "rl")
+    assert [(ev.rule, ev.text) for ev in rl.evidence if ev.kind == "acronym"] == [("MDP", "MDP")]
+    assert not any(tag.id == "rl.multi-agent" for tag in tagged.tags)
+
+
+def test_exclusion_vetoes_the_hit_it_overlaps(mini_tagger):
+    abstract = ("We compile the computation graph of a network and schedule its kernels. "
+                "A graph learning view helps.")
+    tagged = mini_tagger.tag(Paper(abstract=abstract))
+    rules = [ev.text for tag in tagged.tags for ev in tag.evidence]
+    assert "computation graph" not in " ".join(rules)
+    assert "graph learning" in rules
+
+
+def test_a_paper_with_no_evidence_gets_an_empty_list(mini_tagger):
+    tagged = mini_tagger.tag(Paper(abstract="We bake bread with sourdough and measure its crust."))
+    assert tagged.tags == []
+    assert tagged.provenance.taxonomy_version == "test-1"
+
+
+def test_regex_rule_and_hyphen_variants(mini_tagger):
+    tagged = mini_tagger.tag(Paper(abstract=(
+        "Message-passing layers and Q learning agents; we also use q-learning.")))
+    evidence = {(ev.kind, ev.text) for tag in tagged.tags for ev in tag.evidence}
+    assert ("pattern", "Message-passing") in evidence
+    assert ("alias", "Q learning") in evidence and ("alias", "q-learning") in evidence
+
+
+# --- scoring, as a unit: hand-made hits, no model ----------------------------------------------
+
+def _hits_and_analysis(nlp, title, abstract, spans):
+    analysis = analyse(nlp(paper_text(title, abstract)), title)
+    hits = []
+    for area, field, phrase, sentence in spans:
+        text = title if field == "title" else abstract
+        start = text.index(phrase)
+        hits.append(Hit(area, "alias", phrase, field, start, start + len(phrase), sentence))
+    return analysis, hits
+
+
+def test_central_evidence_outscores_a_passing_mention(nlp):
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    config = ScoringConfig(min_score=0.0)
+    title = "Graph learning for control"
+    abstract = ("Graph learning helps. We extend it. Unlike prior work on reinforcement learning, "
+                "we use graph learning again.")
+    analysis, hits = _hits_and_analysis(nlp, title, abstract, [
+        ("graphs", "title", "Graph learning", 0),
+        ("graphs", "abstract", "Graph learning", 0),
+        ("rl", "abstract", "reinforcement learning", 2),
+    ])
+    tags = {t.id: t for t in score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=config)}
+    assert tags["graphs"].score > 0.7
+    assert 0.0 < tags["rl"].score < ScoringConfig().min_score  # a related-work mention only
+    weights = {ev.field: ev.weight for ev in tags["graphs"].evidence}
+    assert weights == {"title": 2.0, "abstract": 0.75}  # second mention of a rule counts half
+
+
+def test_min_score_and_max_tags_are_applied(nlp):
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    analysis, hits = _hits_and_analysis(nlp, None, "graph learning and reinforcement learning", [
+        ("graphs", "abstract", "graph learning", 0), ("rl", "abstract", "reinforcement learning", 0)])
+    all_tags = score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=ScoringConfig(min_score=0))
+    assert len(all_tags) == 2
+    assert len(score_hits(hits, analysis, taxonomy, n_keyphrases=0,
+                          config=ScoringConfig(min_score=0, max_tags=1))) == 1
+    assert score_hits(hits, analysis, taxonomy, n_keyphrases=0,
+                      config=ScoringConfig(min_score=0.99)) == []
+
+
+@pytest.mark.parametrize("bad", [{"min_score": 1.5}, {"max_tags": 0}])
+def test_scoring_config_is_validated(bad):
+    with pytest.raises(ValueError, match="parameter must be"):
+        ScoringConfig(**bad)

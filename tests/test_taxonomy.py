@@ -1,0 +1,79 @@
+"""Taxonomy loading: the shipped file is valid and complete; broken files say where and how."""
+
+from __future__ import annotations
+
+import pytest
+
+from tagger import TaxonomyError, load_taxonomy
+from tagger.taxonomy import SCHEMES, parse_taxonomy, scheme_labels
+
+GOOD_AREA = """\
+  - id: rl
+    name: Reinforcement learning
+    aliases: [reinforcement learning]
+    crosswalk: {iclr: [reinforcement learning], icml: [Reinforcement Learning],
+                iclr_topic: [Reinforcement Learning]}
+"""
+
+
+def _errors(text: str) -> list[str]:
+    with pytest.raises(TaxonomyError) as caught:
+        parse_taxonomy(text, source="t.yaml")
+    return caught.value.problems
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # a typo in a field name: the line, and the fix
+    (GOOD_AREA + "  - id: rl.offline\n    name: Offline RL\n    parent: rl\n    alias: [x]\n",
+     "t.yaml line 11: area 'rl.offline', field 'alias': unknown field (did you mean 'aliases'?)"),
+    (GOOD_AREA + "  - id: rl.offline\n    name: Offline RL\n    parent: rl.x\n",
+     "t.yaml line 10: area 'rl.offline' names parent 'rl.x', which does not exist (did you mean 'rl'?)"),
+    (GOOD_AREA + "  - id: rl\n    name: Again\n",
+     "t.yaml line 8: area id 'rl' is used twice (first on line 3); ids must be unique"),
+    (GOOD_AREA + "  - id: x\n    name: X\n    patterns: ['(unclosed']\n",
+     "t.yaml line 10: area 'x', field 'patterns': regular expression '(unclosed' does not compile"),
+    (GOOD_AREA + "  - id: x\n    name: X\n    crosswalk: {iclr: [reinforcment learning]}\n",
+     "t.yaml line 10: area 'x': 'reinforcment learning' is not one of the iclr labels (did you "
+     "mean 'reinforcement learning'?)"),
+    (GOOD_AREA + "  - id: Bad Id\n    name: X\n",
+     "t.yaml line 8: area 'Bad Id', field 'id': area id 'Bad Id' must be lower-case"),
+    (GOOD_AREA + "  - id: x\n", "t.yaml line 8: area 'x', field 'name': required field is missing"),
+    (GOOD_AREA + "  - id: a\n    name: A\n    parent: b\n  - id: b\n    name: B\n    parent: a\n",
+     "area 'a' is its own ancestor (a -> b -> a); parents must form a tree"),
+    (GOOD_AREA + "  - id: x\n    name: X\n    acronyms: [two words]\n",
+     "acronym 'two words' must be one word"),
+])
+def test_broken_taxonomy_errors_name_line_and_fix(body, expected):
+    problems = _errors('version: "1"\nareas:\n' + body)
+    assert any(expected in problem for problem in problems), problems
+
+
+def test_yaml_that_would_build_objects_is_refused():
+    problems = _errors('version: "1"\nareas: !!python/object/apply:os.system ["echo hi"]\n')
+    assert problems[0].startswith("t.yaml line 2: could not determine a constructor")
+    assert "YAML tags that build objects are not allowed" in problems[0]
+
+
+def test_not_yaml_and_missing_file(tmp_path):
+    assert _errors("version: [unclosed\n")[0].startswith("t.yaml line 2:")
+    with pytest.raises(TaxonomyError, match="no such taxonomy file"):
+        load_taxonomy(tmp_path / "nope.yaml")
+    with pytest.raises(TaxonomyError, match="is a directory"):
+        load_taxonomy(tmp_path)
+
+
+def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():
+    taxonomy = load_taxonomy()
+    assert len(taxonomy.areas) >= 60
+    assert max(len(taxonomy.path(a.id)) for a in taxonomy.areas) >= 2
+    for area in taxonomy.areas:  # every area maps into every scheme, itself or through a parent
+        assert set(taxonomy.crosswalk(area.id)) == set(SCHEMES), area.id
+    labels = scheme_labels()
+    used = {scheme: {label for area in taxonomy.areas
+                     for label in getattr(area.crosswalk, scheme)} for scheme in SCHEMES}
+    assert set(labels["iclr"]) <= used["iclr"]
+    icml_areas = {label.split("->")[0] for label in labels["icml"]}
+    assert icml_areas <= {label.split("->")[0] for label in used["icml"]}
+    for wanted in ["rl.offline", "rl.multi-agent", "rl.model-based", "llm.alignment",
+                   "llm.reasoning", "llm.agents", "llm.retrieval", "graphs.gnn"]:
+        assert wanted in taxonomy.by_id, wanted
