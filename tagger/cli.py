@@ -68,9 +68,8 @@ def main() -> None:
 @taxonomy_option
 @click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Keyphrases per paper.")
-@click.option("--diversity", type=click.FloatRange(0, 1), default=0.3, show_default=True,
-              help="MMR diversity of the keyphrases (0 = by relevance only).")
-@click.option("--no-mmr", is_flag=True, help="Rank keyphrases by relevance alone, without MMR.")
+@click.option("--diversity", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+              help="MMR diversity of the keyphrases; 0 ranks by relevance alone.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.3, show_default=True,
               help="Drop tags scoring below this.")
 @click.option("--max-tags", type=click.IntRange(min=1), default=10, show_default=True,
@@ -83,7 +82,7 @@ def main() -> None:
               help="Progress bar on stderr. Default: when stderr is a terminal.")
 @reports_errors
 def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
-        taxonomy_path: Path | None, top_n: int, diversity: float, no_mmr: bool, min_score: float,
+        taxonomy_path: Path | None, top_n: int, diversity: float, min_score: float,
         max_tags: int, batch_size: int, errors_path: Path | None, progress: bool | None) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
@@ -96,8 +95,7 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     from .writers import JsonlWriter, dumps
 
     tagger = Tagger.from_taxonomy(taxonomy_path, top_n=top_n, diversity=diversity,
-                                  use_mmr=not no_mmr, min_score=min_score, max_tags=max_tags,
-                                  batch_size=batch_size)
+                                  min_score=min_score, max_tags=max_tags, batch_size=batch_size)
     fmt = None if input_format == "auto" else input_format
     rejected: list[InputError] = []
     # Checking every input now makes a missing file fail before the models load.
@@ -226,3 +224,78 @@ def check(taxonomy_path: Path | None) -> None:
     depth = max((d for d, _ in tax.walk()), default=0) + 1
     click.echo(f"{tax.source}: version {tax.version}, {len(tax.areas)} areas, "
                f"{len(tax.roots)} roots, {depth} levels: OK", err=True)
+
+
+@main.command(name="eval", epilog=_example(
+    "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
+    "tagger eval tagged.jsonl --scheme iclr_topic --json"))
+@click.argument("papers", metavar="FILE")
+@click.option("--gold-field", default="primary_area", show_default=True,
+              help="The field of each paper that holds the author's label.")
+@click.option("--scheme", type=click.Choice(["iclr", "icml", "iclr_topic"]), required=True,
+              help="Which crosswalk of the taxonomy the labels are in.")
+@taxonomy_option
+@click.option("--references", is_flag=True,
+              help="Also score YAKE and plain KeyBERT keyphrases on the same papers (slow).")
+@click.option("--save-tagged", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the tagged papers here, to evaluate again without tagging.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@reports_errors
+def eval_(papers: str, gold_field: str, scheme: str, taxonomy_path: Path | None,
+          references: bool, save_tagged: Path | None, as_json: bool) -> None:
+    """Measure tags against authors' labels and keyphrases against authors' keywords.
+
+    FILE holds labelled papers (any input format: they are tagged first) or the output of
+    `tagger tag` (evaluated as it is).
+    """
+    import time
+
+    import orjson
+
+    from .evaluate import evaluate_records, keybert_keyphrases, render, yake_keyphrases
+
+    seconds = None
+    records = _tagged_records(papers)
+    if records is None:
+        from .pipeline import Tagger
+        from .readers import read_papers
+        from .writers import dumps
+
+        tagger = Tagger.from_taxonomy(taxonomy_path)
+        inputs = list(read_papers(papers))
+        started = time.perf_counter()
+        records = [t.model_dump(mode="json") for t in tagger.tag_many(inputs)]
+        seconds = time.perf_counter() - started
+        if save_tagged:
+            save_tagged.write_bytes(b"".join(dumps(r) for r in records))
+    refs = None
+    if references:
+        texts = [f"{r['paper'].get('title') or ''}. {r['paper']['abstract']}" for r in records]
+        refs = {"YAKE (n=3)": yake_keyphrases(texts),
+                "KeyBERT (1-2 grams)": keybert_keyphrases(texts)}
+    result = evaluate_records(records, scheme=scheme, gold_field=gold_field, source=papers,
+                              references=refs, seconds=seconds)
+    if as_json:
+        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render(result), nl=False)
+
+
+def _tagged_records(source: str) -> list[dict] | None:
+    """The records of a `tagger tag` output file, or None when the file holds plain papers."""
+    import orjson
+
+    first = next(_lines(source), None)
+    try:
+        head = orjson.loads(first[1]) if first else None
+    except orjson.JSONDecodeError:
+        return None
+    if not (isinstance(head, dict) and "tags" in head and "paper" in head):
+        return None
+    records = []
+    for number, line in _lines(source):
+        try:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            raise InputError("not a line of tagged JSONL", source=source, line=number) from None
+    return records

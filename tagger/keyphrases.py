@@ -9,12 +9,15 @@ cosine similarity to the paper, with MMR for diversity.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .embedders import CachedEmbedder, Embedder
 from .records import Keyphrase, Span
-from .text import Analysis, Token, acronym_singular
+from .text import Analysis, Token, acronym_singular, is_acronym
 
 _HEAD = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
@@ -34,7 +37,15 @@ _GENERIC_HEADS = frozenset("""
 method approach paper work result performance framework model task problem study experiment
 technique way setting analysis solution improvement advantage issue challenge datum data number
 time step set use case term effect impact ability lack type form part field range level state
-strategy process scheme system algorithm baseline benchmark dataset evaluation art
+strategy process scheme system baseline art
+""".split())
+# Gerunds that name things in ML ('deep learning', 'prompt tuning'), whatever the tagger says.
+_GERUND_NOUNS = frozenset("""
+learning training pretraining tuning finetuning matching mining captioning reasoning planning
+modeling modelling forecasting clustering prompting sampling decoding pruning editing
+understanding answering unlearning rendering tracking parsing labeling labelling embedding pooling
+scheduling routing hashing denoising inpainting watermarking jailbreaking steering programming
+computing processing engineering encoding imitation retrieval generation detection segmentation
 """.split())
 
 
@@ -54,19 +65,21 @@ def candidates(analysis: Analysis, *, max_words: int = 3) -> dict[str, Candidate
     found: dict[str, Candidate] = {}
     i = 0
     while i < len(words):
-        if not _usable(words[i], _MODIFIER):
+        if not _usable(words[i]):
             i += 1
             continue
         j = i
-        while j < len(words) and _usable(words[j], _MODIFIER) and _adjacent(words, i, j):
+        while j < len(words) and _usable(words[j]) and _adjacent(words, i, j):
             j += 1
         _add_subphrases(words[i:j], i, analysis, found, max_words)
         i = j
     return found
 
 
-def _usable(token: Token, tags: frozenset[str]) -> bool:
-    return (token.pos in tags and token.is_word and not token.is_stop and token.text.isascii()
+def _usable(token: Token) -> bool:
+    """May the word be part of a noun phrase?"""
+    return ((token.pos in _MODIFIER or token.tag == "VBN" or token.norm in _GERUND_NOUNS)
+            and token.is_word and not token.is_stop and token.text.isascii()
             and not any(ch in token.text for ch in "$\\{}_^=<>/@#"))
 
 
@@ -111,9 +124,9 @@ def _can_end(run: list[Token], i: int) -> bool:
     """A phrase ends in a noun; or in a word tagged adjective right after a noun that does not
     look like an adjective: the tagger reads 'policy gradient methods' as NOUN ADJ NOUN."""
     token = run[i]
-    if token.norm in _NOT_HEADS:
+    if token.norm in _NOT_HEADS or token.tag == "VBN":
         return False
-    if token.pos in _HEAD:
+    if token.pos in _HEAD or token.norm in _GERUND_NOUNS or is_acronym(token.text):
         return True
     return (token.pos == "ADJ" and i > 0 and run[i - 1].pos in _HEAD
             and not token.norm.endswith(_ADJECTIVE_SUFFIXES))
@@ -131,23 +144,31 @@ def _key(phrase: list[Token], analysis: Analysis) -> str:
 
 
 class KeyphraseExtractor:
-    """Ranks candidates with KeyBERT over an embedding model.
+    """Ranks candidates with KeyBERT over an embedding model, then by where and how often they occur.
 
-    Embeddings of phrases are cached across the run; a batch of papers is embedded at once.
+    KeyBERT gives each candidate its cosine similarity to the paper. Authors' own keywords are
+    also the phrases they put in the title and repeat, so the ranking score is
+    ``similarity + title_weight * [in title] + frequency_weight * ln(occurrences)``; with
+    ``diversity > 0``, Maximal Marginal Relevance then trades score for variety.
+    Phrase embeddings are cached across the run; a batch of papers is embedded at once.
     """
 
-    def __init__(self, embedder: Embedder, *, top_n: int = 10, use_mmr: bool = True,
-                 diversity: float = 0.3, max_words: int = 3, cache_size: int = 100_000) -> None:
+    def __init__(self, embedder: Embedder, *, top_n: int = 10, diversity: float = 0.2,
+                 max_words: int = 3, title_weight: float = 0.15, frequency_weight: float = 0.15,
+                 cache_size: int = 100_000) -> None:
         _check_int("top_n", top_n, 1)
         _check_int("max_words", max_words, 1)
-        if not 0.0 <= diversity <= 1.0:
-            raise ValueError("The 'diversity' parameter of KeyphraseExtractor must be a float in "
-                             f"[0, 1]. Got {diversity!r} instead.")
+        for name, value in (("diversity", diversity), ("title_weight", title_weight),
+                            ("frequency_weight", frequency_weight)):
+            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"The {name!r} parameter of KeyphraseExtractor must be a float "
+                                 f"in [0, 1]. Got {value!r} instead.")
         self.embedder = embedder
         self.top_n = top_n
-        self.use_mmr = use_mmr
         self.diversity = diversity
         self.max_words = max_words
+        self.title_weight = title_weight
+        self.frequency_weight = frequency_weight
         self._phrases = CachedEmbedder(embedder, max_entries=cache_size)
         self._keybert = None
 
@@ -180,22 +201,50 @@ class KeyphraseExtractor:
         vectorizer = CountVectorizer(analyzer=lambda index: list(per_doc[int(index)]),
                                      lowercase=False)
         vocabulary = sorted({key for i in todo for key in per_doc[i]})
-        ranked = self.keybert.extract_keywords(
+        phrase_embeddings = self._phrases.embed(vocabulary)
+        similarities = self.keybert.extract_keywords(
             [str(i) for i in todo],
             vectorizer=vectorizer,
             doc_embeddings=self.embedder.embed([docs[i] for i in todo]),
-            word_embeddings=self._phrases.embed(vocabulary),
-            top_n=self.top_n,
-            use_mmr=self.use_mmr,
-            diversity=self.diversity,
+            word_embeddings=phrase_embeddings,
+            top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
         )
         if len(todo) == 1:  # KeyBERT returns a bare list for a single document
-            ranked = [ranked]
-        for i, keywords in zip(todo, ranked):
+            similarities = [similarities]
+        row = {key: n for n, key in enumerate(vocabulary)}
+        for i, scored in zip(todo, similarities):
             found = per_doc[i]
+            ranked = sorted(((self._score(found[key], similarity), key) for key, similarity in scored),
+                            key=lambda pair: (-pair[0], pair[1]))
+            if self.diversity > 0:  # pick a varied set, then list it best first
+                picked = _mmr(ranked, phrase_embeddings, row, self.top_n, self.diversity)
+                ranked = sorted(picked, key=lambda pair: (-pair[0], pair[1]))
             results[i] = [Keyphrase(text=found[key].text, normalized=key, score=round(score, 4),
-                                    spans=found[key].spans) for key, score in keywords]
+                                    spans=found[key].spans) for score, key in ranked[:self.top_n]]
         return results
+
+    def _score(self, candidate: Candidate, similarity: float) -> float:
+        in_title = any(span.field == "title" for span in candidate.spans)
+        return (similarity + self.title_weight * in_title
+                + self.frequency_weight * math.log(len(candidate.spans)))
+
+
+def _mmr(ranked: list[tuple[float, str]], embeddings: np.ndarray, row: dict[str, int],
+         top_n: int, diversity: float, pool: int = 40) -> list[tuple[float, str]]:
+    """Maximal Marginal Relevance over the best ``pool`` candidates: each pick maximises
+    ``(1 - diversity) * score - diversity * (similarity to the closest phrase already picked)``."""
+    pool_items = ranked[:pool]
+    vectors = embeddings[[row[key] for _, key in pool_items]]
+    similarity = vectors @ vectors.T
+    chosen = [0]
+    closest = similarity[0].copy()
+    while len(chosen) < min(top_n, len(pool_items)):
+        gain = np.array([(1 - diversity) * score for score, _ in pool_items]) - diversity * closest
+        gain[chosen] = -np.inf
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        closest = np.maximum(closest, similarity[best])
+    return [pool_items[k] for k in chosen]
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:

@@ -35,15 +35,15 @@ class Tagger:
     """
 
     def __init__(self, taxonomy: Taxonomy, *, embedder: Embedder | str = "all-MiniLM-L6-v2",
-                 top_n: int = 10, use_mmr: bool = True, diversity: float = 0.3,
+                 top_n: int = 10, diversity: float = 0.2,
                  max_words: int = 3, min_score: float = 0.3, max_tags: int = 10,
                  batch_size: int = 64, spacy_model: str = SPACY_MODEL) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"The 'batch_size' parameter of Tagger must be an int >= 1. Got {batch_size!r} instead.")
         self.taxonomy = taxonomy
         self.embedder = make_embedder(embedder) if isinstance(embedder, str) else embedder
-        self.keyphrases = KeyphraseExtractor(self.embedder, top_n=top_n, use_mmr=use_mmr,
-                                             diversity=diversity, max_words=max_words)
+        self.keyphrases = KeyphraseExtractor(self.embedder, top_n=top_n, diversity=diversity,
+                                             max_words=max_words)
         self.scoring = ScoringConfig(min_score=min_score, max_tags=max_tags)
         self.batch_size = batch_size
         self.spacy_model = spacy_model

@@ -123,7 +123,8 @@ class Token:
     field: str  # "title" or "abstract"
     start: int  # offsets in the original field text
     end: int
-    pos: str
+    pos: str  # universal part of speech: NOUN, ADJ, VERB...
+    tag: str  # fine-grained tag: NN, JJ, VBG, VBN...
     sentence: int  # 0 = the title or the first sentence of the abstract
     is_stop: bool
     is_word: bool  # has a letter or digit
@@ -179,7 +180,8 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
         sentence = 0 if in_title else sentence_of[token.i]
         words.append(Token(text=token.text, norm=normalize_word(token.text),
                            field="title" if in_title else "abstract", start=start,
-                           end=start + len(token.text), pos=token.pos_, sentence=sentence,
+                           end=start + len(token.text), pos=token.pos_, tag=token.tag_,
+                           sentence=sentence,
                            is_stop=token.is_stop, is_word=any(ch.isalnum() for ch in token.text),
                            joined=glue))
         glue = False

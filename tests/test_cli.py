@@ -144,3 +144,15 @@ def test_every_command_help_ends_with_an_example(command):
 def test_usage_error_exit_code_is_2():
     result = CliRunner().invoke(main, ["tag"])
     assert result.exit_code == 2
+
+
+def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
+    """After a plain `pip install .`, the default taxonomy ships inside the package."""
+    script = __import__("pathlib").Path(sys.executable).parent / "tagger"
+    if not script.exists():
+        pytest.skip("tagger is not installed in this environment (the README's command installs it)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(script), "taxonomy", "check"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "site-packages" in proc.stderr and proc.stderr.rstrip().endswith(": OK")
