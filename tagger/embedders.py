@@ -31,8 +31,8 @@ class MiniLMEmbedder:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def __init__(self, *, batch_size: int = 64, max_seq_length: int = 256) -> None:
-        self.batch_size = batch_size
+    def __init__(self, *, block: int = 16, max_seq_length: int = 256) -> None:
+        self.block = block
         self.max_seq_length = max_seq_length
         self._model = None
 
@@ -43,10 +43,32 @@ class MiniLMEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts so that a text's vector depends on the text alone.
+
+        A transformer's arithmetic depends on the shape of the batch it runs in: padding, and
+        even the number of rows, change the last bits of a result. So texts are grouped by token
+        length (nothing is padded) and run in blocks of a fixed number of rows (the last block is
+        filled with repeats): output is then byte-identical however papers are split into
+        batches or workers, and no time goes on padding.
+        """
+        out = np.zeros((len(texts), 384), dtype=np.float32)
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                                 normalize_embeddings=True, show_progress_bar=False)
+            return out
+        model = self.model
+        lengths = model.tokenizer(list(texts), truncation=True, max_length=self.max_seq_length,
+                                  return_length=True)["length"]
+        groups: dict[int, list[int]] = {}
+        for index, length in enumerate(lengths):
+            groups.setdefault(length, []).append(index)
+        for length, indices in groups.items():
+            rows = 1 if length > 64 else self.block  # long texts fill the matrices on their own
+            for start in range(0, len(indices), rows):
+                block = [texts[i] for i in indices[start:start + rows]]
+                filled = block + [block[0]] * (rows - len(block))
+                vectors = model.encode(filled, batch_size=rows, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+                out[indices[start:start + rows]] = vectors[:len(block)]
+        return out
 
 
 def _load_sentence_transformer(max_seq_length: int):

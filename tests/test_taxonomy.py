@@ -74,6 +74,7 @@ def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():
     assert set(labels["iclr"]) <= used["iclr"]
     icml_areas = {label.split("->")[0] for label in labels["icml"]}
     assert icml_areas <= {label.split("->")[0] for label in used["icml"]}
-    for wanted in ["rl.offline", "rl.multi-agent", "rl.model-based", "llm.alignment",
-                   "llm.reasoning", "llm.agents", "llm.retrieval", "graphs.gnn"]:
+    for wanted in ["rl.offline", "rl.multi_agent", "rl.model_based", "theory.bandits",
+                   "llm.alignment", "llm.reasoning", "llm.efficiency", "llm.agents",
+                   "llm.evaluation", "llm.rag", "graph.gnn", "graph.theory"]:
         assert wanted in taxonomy.by_id, wanted
