@@ -65,7 +65,7 @@ class Tagger:
     def provenance(self) -> Provenance:
         return Provenance(tagger_version=tagger_version(), taxonomy_version=self.taxonomy.version,
                           taxonomy_sha256=self.taxonomy.sha256, embedding_model=self.embedder.name,
-                          spacy_model=f"{self.nlp.meta['name']}-{self.nlp.meta['version']}")
+                          spacy_model=f"{self.nlp.meta['lang']}_{self.nlp.meta['name']}-{self.nlp.meta['version']}")
 
     def tag(self, paper: Paper) -> TaggedPaper:
         """Tag one paper."""
