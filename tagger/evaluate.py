@@ -264,8 +264,13 @@ def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
              f"{e.papers} labelled papers", ""]
     if e.seconds is not None:
         lines += [f"Tagged in {e.seconds:.1f} s.", ""]
-    lines += ["| level | coverage | acc@1 | acc@3 | labels/paper |", "| --- | --- | --- | --- | --- |"]
-    for r in e.areas:
+    areas = e.areas if e.papers else []
+    if not e.papers:
+        lines += [f"No paper has a `{e.gold_field}` label: keyphrases only.", ""]
+    else:
+        lines += ["| level | coverage | acc@1 | acc@3 | labels/paper |",
+                  "| --- | --- | --- | --- | --- |"]
+    for r in areas:
         lines.append(f"| {r.level} | {r.coverage:.3f} | {r.acc_at_1:.3f} | {r.acc_at_3:.3f} | "
                      f"{r.labels_per_paper:.2f} |")
     if e.keyword_papers:
@@ -274,7 +279,7 @@ def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
                   "| system | F1@5 | F1@10 |", "| --- | --- | --- |"]
         for name, scores in e.keyphrases.items():
             lines.append(f"| {name} | {scores['F1@5']:.3f} | {scores['F1@10']:.3f} |")
-    for r in e.areas:
+    for r in areas:
         lines += ["", f"Per label ({r.level} level), first label only:", "",
                   "| label | support | predicted | precision | recall | F1 |",
                   "| --- | --- | --- | --- | --- | --- |"]
