@@ -140,7 +140,7 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
 
 
 @main.command(name="filter", epilog=_example(
-    "tagger filter tagged.jsonl --area rl --area llm.agents --min-score 0.5"))
+    "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents"))
 @click.argument("tagged", metavar="FILE")
 @click.option("--area", "areas", multiple=True, required=True, metavar="ID",
               help="Keep papers tagged with this area or one below it. Repeat for any of several.")
