@@ -36,6 +36,9 @@ class MiniLMEmbedder:
         self.max_seq_length = max_seq_length
         self._model = None
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_model": None}  # a worker process loads its own copy
+
     @property
     def model(self):
         if self._model is None:

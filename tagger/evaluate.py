@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .errors import ModelError
+
 SUBTOPIC = "->"
 
 
@@ -236,7 +238,10 @@ def evaluate_records(records: Sequence[dict], *, scheme: str, gold_field: str, s
 
 def yake_keyphrases(texts: Sequence[str], top_n: int = 10) -> list[list[str]]:
     """YAKE (n=3), a reference for keyphrase agreement."""
-    import yake
+    try:
+        import yake
+    except ImportError:
+        raise ModelError("YAKE is not installed; install it with: pip install 'tagger[eval]'") from None
 
     extractor = yake.KeywordExtractor(lan="en", n=3, top=top_n)
     return [[phrase for phrase, _ in extractor.extract_keywords(text)] for text in texts]

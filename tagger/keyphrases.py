@@ -172,6 +172,13 @@ class KeyphraseExtractor:
         self._phrases = CachedEmbedder(embedder, max_entries=cache_size)
         self._keybert = None
 
+    def __getstate__(self) -> dict:
+        """A worker process starts with an empty cache and builds its own KeyBERT."""
+        state = dict(self.__dict__)
+        state["_keybert"] = None
+        state["_phrases"] = CachedEmbedder(self.embedder, max_entries=self._phrases.max_entries)
+        return state
+
     @property
     def keybert(self):
         if self._keybert is None:

@@ -71,11 +71,41 @@ class Tagger:
         """Tag one paper."""
         return self.tag_batch([paper])[0]
 
-    def tag_many(self, papers: Iterable[Paper]) -> Iterator[TaggedPaper]:
-        """Tag papers lazily, ``batch_size`` at a time, in input order."""
-        papers = iter(papers)
-        while batch := list(islice(papers, self.batch_size)):
-            yield from self.tag_batch(batch)
+    def tag_many(self, papers: Iterable[Paper], *, workers: int = 1) -> Iterator[TaggedPaper]:
+        """Tag papers lazily, ``batch_size`` at a time, in input order.
+
+        With ``workers > 1``, batches are tagged in that many processes (each with one thread and
+        its own models); results still come back in input order, identical to one worker's, and
+        at most ``2 * workers`` batches are in flight, so memory stays flat on any input size.
+        """
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"The 'workers' parameter of Tagger.tag_many must be an int >= 1. Got {workers!r} instead.")
+        batches = _batches(papers, self.batch_size)
+        if workers == 1:
+            for batch in batches:
+                yield from self.tag_batch(batch)
+            return
+        import multiprocessing
+        from collections import deque
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("spawn")  # forking a process that runs torch can hang
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                 initargs=(self,)) as pool:
+            pending: deque = deque()
+            for batch in batches:
+                pending.append(pool.submit(_tag_in_worker, batch))
+                if len(pending) >= 2 * workers:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
+
+    def __getstate__(self) -> dict:
+        """What a worker process needs: the options, not the loaded models (they reload there)."""
+        state = dict(self.__dict__)
+        for loaded in ("nlp", "matcher", "provenance"):
+            state.pop(loaded, None)
+        return state
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
@@ -90,3 +120,28 @@ class Tagger:
             results.append(TaggedPaper(paper=paper, keyphrases=phrases, tags=tags,
                                        provenance=self.provenance))
         return results
+
+
+def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
+    papers = iter(papers)
+    while batch := list(islice(papers, size)):
+        yield batch
+
+
+_worker_tagger: Tagger | None = None
+
+
+def _start_worker(tagger: Tagger) -> None:
+    """Runs once in each worker process: one thread each, so workers do not fight for cores."""
+    global _worker_tagger
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(1)
+    threadpool_limits(1)
+    _worker_tagger = tagger
+
+
+def _tag_in_worker(batch: list[Paper]) -> list[TaggedPaper]:
+    assert _worker_tagger is not None, "worker was not started with _start_worker"
+    return _worker_tagger.tag_batch(batch)

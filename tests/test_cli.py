@@ -156,3 +156,45 @@ def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "site-packages" in proc.stderr and proc.stderr.rstrip().endswith(": OK")
+
+
+def _labelled(tmp_path):
+    papers = tmp_path / "labelled.jsonl"
+    rows = [
+        {"title": "Cooperative multi-agent reinforcement learning",
+         "abstract": "Multi-agent reinforcement learning (MARL) with value decomposition.",
+         "primary_area": "reinforcement learning", "keywords": ["multi-agent reinforcement learning"]},
+        {"title": "Message passing on graphs",
+         "abstract": "Graph neural networks (GNNs) with message passing for molecules.",
+         "primary_area": "learning on graphs and other geometries & topologies",
+         "keywords": ["graph neural networks", "molecules"]},
+        {"title": "Sourdough", "abstract": "We bake bread and measure the crust.",
+         "primary_area": "reinforcement learning", "keywords": ["bread"]},
+    ]
+    papers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return papers
+
+
+def test_eval_reports_accuracy_and_keyphrase_agreement(tmp_path):
+    papers = _labelled(tmp_path)
+    saved = tmp_path / "tagged.jsonl"
+    result = run("eval", str(papers), "--scheme", "iclr", "--json", "--save-tagged", str(saved),
+                 "--references", *MINI)
+    report = json.loads(result.stdout)
+    (level,) = report["areas"]
+    # paper 1 and 2 are right at the first label; the bread paper gets no tag
+    assert (level["papers"], level["coverage"], level["acc@1"]) == (3, round(2 / 3, 4), round(2 / 3, 4))
+    assert level["confusions"] == []
+    assert set(report["keyphrases"]) == {"tagger", "YAKE (n=3)", "KeyBERT (1-2 grams)"}
+    assert report["keyword_papers"] == 3
+    # evaluating the saved tagged file gives the same figures without tagging again
+    again = json.loads(run("eval", str(saved), "--scheme", "iclr", "--json").stdout)
+    assert again["areas"] == report["areas"]
+    assert again["keyphrases"]["tagger"] == report["keyphrases"]["tagger"]
+    assert again["tagging_seconds"] is None
+
+
+def test_eval_table_for_area_subtopic_scheme(tmp_path):
+    papers = _labelled(tmp_path)
+    result = run("eval", str(papers), "--scheme", "icml", "--gold-field", "primary_area", *MINI)
+    assert "| area |" in result.stdout and "| subtopic |" in result.stdout
