@@ -76,6 +76,8 @@ def main() -> None:
               help="Keep at most this many tags per paper.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
               help="Papers embedded together.")
+@click.option("-w", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes tagging in parallel; output is identical for any number.")
 @click.option("--errors", "errors_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write rejected records here as JSONL (source, line, reason).")
 @click.option("--progress/--no-progress", default=None,
@@ -83,7 +85,8 @@ def main() -> None:
 @reports_errors
 def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
         taxonomy_path: Path | None, top_n: int, diversity: float, min_score: float,
-        max_tags: int, batch_size: int, errors_path: Path | None, progress: bool | None) -> None:
+        max_tags: int, batch_size: int, workers: int, errors_path: Path | None,
+        progress: bool | None) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
     INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
@@ -114,7 +117,7 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     stream = output.open("wb") if output else sys.stdout.buffer
     try:
         writer = JsonlWriter(stream)
-        results = tagger.tag_many(papers())
+        results = tagger.tag_many(papers(), workers=workers)
         if show:
             from tqdm import tqdm
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)

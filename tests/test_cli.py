@@ -198,3 +198,19 @@ def test_eval_table_for_area_subtopic_scheme(tmp_path):
     papers = _labelled(tmp_path)
     result = run("eval", str(papers), "--scheme", "icml", "--gold-field", "primary_area", *MINI)
     assert "| area |" in result.stdout and "| subtopic |" in result.stdout
+
+
+def test_one_and_two_workers_write_byte_identical_output(tmp_path):
+    """Workers are separate processes with their own models and one thread each; the output,
+    in input order, must not depend on how the papers were split among them."""
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.jsonl"
+        proc = subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML),
+                               str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"), "-o", str(out),
+                               "--workers", workers, "--batch-size", "5"],
+                              capture_output=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr.decode()
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == 38
