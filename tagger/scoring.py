@@ -5,7 +5,10 @@ first sentence count more; a related-work clause counts less), whether it lies i
 keyphrase, and how often the same rule already fired (the second mention adds half, the third a
 third). An area's evidence is its own hits and its descendants' (a parent is tagged when a child
 is); overlapping hits are counted once. The score ``1 - exp(-sum / saturation)`` lies in [0, 1):
-one passing mention scores low, several central hits approach 1.
+one passing mention scores low, several central hits approach 1. A parent counts its own hits, its
+best sub-area's evidence, and half of each other sub-area's: a tag's score says how central that
+area is, and a sub-area that carries all of its parent's evidence ties with it (and is listed
+first, its crosswalk being the more precise).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ _RELATED_WORK = re.compile(
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringConfig:
-    min_score: float = 0.3
+    min_score: float = 0.2
     max_tags: int = 10
     kind_weights: tuple[tuple[str, float], ...] = (
         ("alias", 1.0), ("acronym", 1.0), ("pattern", 1.0), ("keyphrase", 0.8), ("cue", 0.35))
@@ -37,7 +40,8 @@ class ScoringConfig:
     first_sentence: float = 1.5
     related_work: float = 0.6
     keyphrase_bonus: float = 0.5  # added to a hit in the top keyphrase, less further down
-    saturation: float = 2.0
+    saturation: float = 4.0
+    child_decay: float = 0.5  # a second sub-area's evidence adds half to the parent
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_score <= 1.0:
@@ -53,33 +57,68 @@ def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_key
     if not hits:
         return []
     weights = _weigh(hits, analysis, n_keyphrases, config)
-    by_area: dict[str, list[int]] = defaultdict(list)
+    by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
     for index, hit in enumerate(hits):
         for ancestor in taxonomy.path(hit.area):
             by_area[ancestor].append(index)
 
+    own_raw: dict[str, float] = {}
+    for area_id, indices in by_area.items():
+        below = [i for i in indices if hits[i].area != area_id]
+        # an area's own hit on words a sub-area's rule also matched is the sub-area's evidence
+        own = [i for i in indices if hits[i].area == area_id
+               and not any(hits[i].overlaps(hits[k]) for k in below)]
+        own_raw[area_id] = _evidence_sum(hits, weights, _count_once(hits, weights, own))
+
+    raw: dict[str, float] = {}
+
+    def total(area_id: str) -> float:
+        """Own evidence, plus the best sub-area's, plus ``child_decay`` times each other's."""
+        if area_id not in raw:
+            children = sorted((total(c) for c in taxonomy.children[area_id] if c in by_area),
+                              reverse=True)
+            raw[area_id] = own_raw[area_id] + sum(
+                value * (1.0 if rank == 0 else config.child_decay)
+                for rank, value in enumerate(children))
+        return raw[area_id]
+
     tags: list[AreaTag] = []
     for area_id, indices in by_area.items():
-        kept = _count_once(hits, weights, indices)
-        total, evidence = 0.0, []
-        seen_rules: dict[str, int] = defaultdict(int)
-        for index in kept:
-            hit = hits[index]
-            seen_rules[hit.rule] += 1
-            weight = weights[index] / seen_rules[hit.rule]
-            total += weight
-            evidence.append(Evidence(area=hit.area, kind=hit.kind, rule=hit.rule,
-                                     text=analysis.text(hit), field=hit.field, start=hit.start,
-                                     end=hit.end, weight=round(weight, 3), keyphrase=hit.keyphrase))
-        score = round(1.0 - math.exp(-total / config.saturation), 4)
+        score = round(1.0 - math.exp(-total(area_id) / config.saturation), 4)
         if score < config.min_score:
             continue
         area = taxonomy.by_id[area_id]
-        evidence.sort(key=lambda e: (e.field != "title", e.start, e.end, e.area))
         tags.append(AreaTag(id=area_id, name=area.name, path=taxonomy.path(area_id), score=score,
-                            evidence=evidence, crosswalk=taxonomy.crosswalk(area_id)))
+                            evidence=_evidence(hits, weights, indices, analysis),
+                            crosswalk=taxonomy.crosswalk(area_id)))
+    # on a tie, the more specific area first: its crosswalk is the more precise
     tags.sort(key=lambda tag: (-tag.score, -len(tag.path), tag.id))
     return tags[:config.max_tags]
+
+
+def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> float:
+    """Sum of weights, the k-th hit of the same rule counting 1/k."""
+    seen: dict[str, int] = defaultdict(int)
+    total = 0.0
+    for index in kept:
+        seen[hits[index].rule] += 1
+        total += weights[index] / seen[hits[index].rule]
+    return total
+
+
+def _evidence(hits: list[Hit], weights: list[float], indices: list[int],
+              analysis: Analysis) -> list[Evidence]:
+    """An area's evidence, its sub-areas' included, overlapping hits shown once, in text order."""
+    seen: dict[str, int] = defaultdict(int)
+    evidence = []
+    for index in _count_once(hits, weights, indices):
+        hit = hits[index]
+        seen[hit.rule] += 1
+        evidence.append(Evidence(area=hit.area, kind=hit.kind, rule=hit.rule,
+                                 text=analysis.text(hit), field=hit.field, start=hit.start,
+                                 end=hit.end, weight=round(weights[index] / seen[hit.rule], 3),
+                                 keyphrase=hit.keyphrase))
+    return evidence
 
 
 def _weigh(hits: list[Hit], analysis: Analysis, n_keyphrases: int,

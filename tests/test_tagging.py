@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tagger import Paper
@@ -105,7 +107,8 @@ def test_central_evidence_outscores_a_passing_mention(nlp):
         ("rl", "abstract", "reinforcement learning", 2),
     ])
     tags = {t.id: t for t in score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=config)}
-    assert tags["graphs"].score > 0.7
+    saturation = ScoringConfig().saturation
+    assert tags["graphs"].score == round(1 - math.exp(-(2.0 + 0.75) / saturation), 4)
     assert 0.0 < tags["rl"].score < ScoringConfig().min_score  # a related-work mention only
     weights = {ev.field: ev.weight for ev in tags["graphs"].evidence}
     assert weights == {"title": 2.0, "abstract": 0.75}  # second mention of a rule counts half
