@@ -125,6 +125,7 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
             writer.write(tagged)
         writer.flush()
     finally:
+        tagger.close()
         if output:
             stream.close()
     if errors_path:

@@ -149,15 +149,20 @@ class KeyphraseExtractor:
     KeyBERT gives each candidate its cosine similarity to the paper. Authors' own keywords are
     also the phrases they put in the title and repeat, so the ranking score is
     ``similarity + title_weight * [in title] + frequency_weight * ln(occurrences)``; with
-    ``diversity > 0``, Maximal Marginal Relevance then trades score for variety.
+    ``diversity > 0``, Maximal Marginal Relevance then trades score for variety. Only the
+    ``max_candidates`` best by position and frequency are embedded, and the paper is embedded
+    by its first ``doc_words`` words.
     Phrase embeddings are cached across the run; a batch of papers is embedded at once.
     """
 
     def __init__(self, embedder: Embedder, *, top_n: int = 10, diversity: float = 0.2,
                  max_words: int = 3, title_weight: float = 0.15, frequency_weight: float = 0.15,
+                 max_candidates: int = 30, doc_words: int = 96,
                  cache_size: int = 100_000) -> None:
         _check_int("top_n", top_n, 1)
         _check_int("max_words", max_words, 1)
+        _check_int("max_candidates", max_candidates, 1)
+        _check_int("doc_words", doc_words, 1)
         for name, value in (("diversity", diversity), ("title_weight", title_weight),
                             ("frequency_weight", frequency_weight)):
             if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
@@ -167,6 +172,8 @@ class KeyphraseExtractor:
         self.top_n = top_n
         self.diversity = diversity
         self.max_words = max_words
+        self.max_candidates = max_candidates
+        self.doc_words = doc_words
         self.title_weight = title_weight
         self.frequency_weight = frequency_weight
         self._phrases = CachedEmbedder(embedder, max_entries=cache_size)
@@ -196,7 +203,7 @@ class KeyphraseExtractor:
 
     def extract(self, docs: Sequence[str], analyses: Sequence[Analysis]) -> list[list[Keyphrase]]:
         """Keyphrases of each paper, best first; one list per paper, in order."""
-        per_doc = [candidates(a, max_words=self.max_words) for a in analyses]
+        per_doc = [self._shortlist(candidates(a, max_words=self.max_words)) for a in analyses]
         results: list[list[Keyphrase]] = [[] for _ in docs]
         todo = [i for i, found in enumerate(per_doc) if found]
         if not todo:
@@ -212,7 +219,7 @@ class KeyphraseExtractor:
         similarities = self.keybert.extract_keywords(
             [str(i) for i in todo],
             vectorizer=vectorizer,
-            doc_embeddings=self.embedder.embed([docs[i] for i in todo]),
+            doc_embeddings=self.embedder.embed([_opening(docs[i], self.doc_words) for i in todo]),
             word_embeddings=phrase_embeddings,
             top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
         )
@@ -230,10 +237,29 @@ class KeyphraseExtractor:
                                     spans=found[key].spans) for score, key in ranked[:self.top_n]]
         return results
 
+    def _shortlist(self, found: dict[str, Candidate]) -> dict[str, Candidate]:
+        """The ``max_candidates`` most promising candidates by where and how often they occur,
+        before any embedding: most of a paper's 80-odd sub-phrases never reach the top ten,
+        and dropping them early is both faster and (measured on author keywords) a little
+        better."""
+        if len(found) <= self.max_candidates:
+            return found
+        prior = sorted(found.values(), key=lambda c: (-self._score(c, 0.0) + c.first / 10_000
+                                                     - 0.02 * (len(c.key.split()) == 2), c.key))
+        keep = {c.key for c in prior[:self.max_candidates]}
+        return {key: c for key, c in found.items() if key in keep}
+
     def _score(self, candidate: Candidate, similarity: float) -> float:
         in_title = any(span.field == "title" for span in candidate.spans)
         return (similarity + self.title_weight * in_title
                 + self.frequency_weight * math.log(len(candidate.spans)))
+
+
+def _opening(text: str, words: int) -> str:
+    """The first ``words`` words: the title and opening sentences say what a paper is about (on
+    author keywords this ranks phrases as well as the whole abstract does, at half the cost)."""
+    parts = text.split(maxsplit=words)
+    return " ".join(parts[:words])
 
 
 def _mmr(ranked: list[tuple[float, str]], embeddings: np.ndarray, row: dict[str, int],

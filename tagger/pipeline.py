@@ -47,6 +47,7 @@ class Tagger:
         self.scoring = ScoringConfig(min_score=min_score, max_tags=max_tags)
         self.batch_size = batch_size
         self.spacy_model = spacy_model
+        self._workers = None  # (count, executor) once tag_many(workers > 1) has run
 
     @classmethod
     def from_taxonomy(cls, path: str | Path | None = None, **options) -> Tagger:
@@ -85,26 +86,49 @@ class Tagger:
             for batch in batches:
                 yield from self.tag_batch(batch)
             return
-        import multiprocessing
         from collections import deque
-        from concurrent.futures import ProcessPoolExecutor
 
-        context = multiprocessing.get_context("spawn")  # forking a process that runs torch can hang
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(self,)) as pool:
-            pending: deque = deque()
-            for batch in batches:
-                pending.append(pool.submit(_tag_in_worker, batch))
-                if len(pending) >= 2 * workers:
-                    yield from pending.popleft().result()
-            while pending:
+        pool = self._pool(workers)
+        pending: deque = deque()
+        for batch in batches:
+            pending.append(pool.submit(_tag_in_worker, batch))
+            if len(pending) >= 2 * workers:
                 yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+    def _pool(self, workers: int):
+        """Worker processes, started on first use and kept (models loaded) until close()."""
+        if self._workers is not None and self._workers[0] != workers:
+            self.close()
+        if self._workers is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("spawn")  # forking a process running torch can hang
+            self._workers = (workers, ProcessPoolExecutor(workers, mp_context=context,
+                                                          initializer=_start_worker,
+                                                          initargs=(self,)))
+        return self._workers[1]
+
+    def close(self) -> None:
+        """Stop worker processes, if any were started."""
+        if self._workers is not None:
+            self._workers[1].shutdown(cancel_futures=True)
+            self._workers = None
+
+    def __enter__(self) -> Tagger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __getstate__(self) -> dict:
         """What a worker process needs: the options, not the loaded models (they reload there)."""
         state = dict(self.__dict__)
         for loaded in ("nlp", "matcher", "provenance"):
             state.pop(loaded, None)
+        state["_workers"] = None
         return state
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:

@@ -1,0 +1,254 @@
+"""Speed, memory and keyphrase quality of tagger against plain KeyBERT and YAKE, in one run.
+
+    python benchmarks/bench.py                  # 1,000 unique abstracts from ../shared/data
+    python benchmarks/bench.py --n 300          # fewer (plain KeyBERT runs ~2.5 abstracts/s)
+    python benchmarks/bench.py --synthetic 100000 --synthetic 1000   # memory on a large corpus
+
+Every system runs in its own child process on the same abstracts; the parent measures the child's
+wall time and samples the resident memory of the child and its workers (peak RSS, summed over
+the process tree). Throughput excludes start-up (imports, model loads), measured separately as
+"load"; ratios are against plain KeyBERT in the same run. Keyphrase F1@5/F1@10 are against the
+authors' keywords (Porter-stemmed exact match, as in `tagger eval`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SYSTEMS = {
+    "keybert": "plain KeyBERT, all-MiniLM-L6-v2, (1,3)-grams, stop_words='english', top_n=10, batch",
+    "yake": "YAKE, n=3, top 10",
+    "keyphrases": "tagger keyphrase extraction only (spaCy candidates + KeyBERT ranking)",
+    "tag-1": "tagger tag, full pipeline (keyphrases + tags + JSONL), 1 worker",
+    "tag-2": "tagger tag, full pipeline, 2 workers",
+}
+
+
+# --- the child side: run one system, report its own timings ----------------------------------
+
+def child(system: str, source: str, output: str) -> None:
+    started = time.perf_counter()
+    rows = [json.loads(line) for line in open(source, encoding="utf-8")]
+    texts = [f"{r.get('title') or ''}. {r['abstract']}" for r in rows]
+    warm = texts[:4]
+    if system == "keybert":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from keybert import KeyBERT
+
+        from tagger.embedders import MiniLMEmbedder
+
+        model = KeyBERT(model=MiniLMEmbedder().model)
+        run = lambda docs: [[k for k, _ in kws] for kws in model.extract_keywords(  # noqa: E731
+            docs, keyphrase_ngram_range=(1, 3), stop_words="english", top_n=10)]
+        run(warm)
+    elif system == "yake":
+        import yake
+
+        extractor = yake.KeywordExtractor(lan="en", n=3, top=10)
+        run = lambda docs: [[k for k, _ in extractor.extract_keywords(d)] for d in docs]  # noqa: E731
+        run(warm)
+    elif system == "keyphrases":
+        from tagger import Tagger
+        from tagger.text import analyse, paper_text
+
+        tagger = Tagger.from_taxonomy()
+        papers = [(r.get("title"), r["abstract"]) for r in rows]
+
+        def run(docs):
+            out = []
+            chunk = papers if docs is texts else [(None, d) for d in docs]
+            for i in range(0, len(chunk), tagger.batch_size):
+                batch = chunk[i:i + tagger.batch_size]
+                paper_texts = [paper_text(t, a) for t, a in batch]
+                analyses = [analyse(doc, t) for doc, (t, _) in
+                            zip(tagger.nlp.pipe(paper_texts), batch)]
+                out += [[k.text for k in phrases]
+                        for phrases in tagger.keyphrases.extract(paper_texts, analyses)]
+            return out
+        run(warm)
+    else:  # the full pipeline as the command line runs it: read, tag, write JSONL
+        from tagger import Tagger
+        from tagger.readers import read_papers
+        from tagger.writers import JsonlWriter
+
+        workers = int(system.split("-")[1])
+        tagger = Tagger.from_taxonomy()
+        warm_papers = list(read_papers(source))[:2 * workers * tagger.batch_size // 8]
+        tagger.batch_size //= 8  # warm-up: every worker loads its models
+        list(tagger.tag_many(warm_papers, workers=workers))
+        tagger.batch_size *= 8
+        one = Path(output).with_suffix(".one.jsonl")
+        one.write_text(open(source, encoding="utf-8").readline(), encoding="utf-8")
+
+        def run(docs):
+            with open(output, "wb") as handle:
+                writer = JsonlWriter(handle)
+                for tagged in tagger.tag_many(read_papers(source), workers=workers):
+                    writer.write(tagged)
+            tagger.close()
+            return [[k["text"] for k in json.loads(line)["keyphrases"]]
+                    for line in open(output, encoding="utf-8")]
+    loaded = time.perf_counter()
+    keyphrases = run(texts)
+    done = time.perf_counter()
+    print(json.dumps({"load": loaded - started, "process": done - loaded,
+                      "keyphrases": keyphrases}))
+
+
+# --- the parent side ---------------------------------------------------------------------------
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    family, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        family.add(pid)
+        todo.extend(child for child, parent in parents.items() if parent == pid)
+    total = 0
+    for pid in family:
+        try:
+            for line in open(f"/proc/{pid}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def measure(command: list[str]) -> tuple[str, float, int]:
+    """Run a command; return its stdout, wall seconds and peak tree RSS."""
+    peak = 0
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, tree_rss(proc.pid))
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    started = time.perf_counter()
+    sampler.start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    stop.set()
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{command} failed with exit code {proc.returncode}")
+    return out, wall, peak
+
+
+def unique_abstracts(data: Path, n: int) -> list[dict]:
+    seen, rows = set(), []
+    for name in ("iclr2026-dev.jsonl", "iclr2025-keywords.jsonl", "iclr2024-topics.jsonl"):
+        for line in open(data / name, encoding="utf-8"):
+            row = json.loads(line)
+            if row["abstract"] in seen:
+                continue
+            seen.add(row["abstract"])
+            rows.append({k: row.get(k) for k in ("id", "title", "abstract", "keywords")})
+            if len(rows) == n:
+                return rows
+    return rows
+
+
+def perturbed(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` records made from real abstracts: sentences dropped or swapped, numbers changed."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        row = rows[i % len(rows)]
+        sentences = re.split(r"(?<=[.!?])\s+", row["abstract"])
+        if len(sentences) > 2:
+            if rng.random() < 0.5:
+                sentences.pop(rng.randrange(1, len(sentences)))
+            else:
+                a, b = rng.sample(range(1, len(sentences)), 2) if len(sentences) > 3 else (0, 1)
+                sentences[a], sentences[b] = sentences[b], sentences[a]
+        text = re.sub(r"\d+", lambda m: str(int(m.group()) + rng.randint(1, 9)), " ".join(sentences))
+        out.append({"id": f"syn-{i}", "title": row["title"], "abstract": text})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=1000, help="unique abstracts (default 1000)")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset")
+    parser.add_argument("--synthetic", type=int, action="append", default=[],
+                        help="also tag this many perturbed records with 2 workers (repeatable)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--input", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.input, args.output)
+        return
+
+    from tagger.evaluate import mean_keyphrase_f1
+
+    workdir = Path(tempfile.mkdtemp(prefix="tagger-bench-"))
+    rows = unique_abstracts(args.data, args.n)
+    source = workdir / "abstracts.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    gold = [r.get("keywords") or [] for r in rows]
+    print(f"{len(rows)} unique abstracts from {args.data} ({sum(1 for g in gold if g)} with "
+          f"author keywords); {os.cpu_count()} CPUs\n")
+    results = {}
+    for system in args.systems.split(","):
+        out, wall, peak = measure([sys.executable, __file__, "--child", system, "--input",
+                                   str(source), "--output", str(workdir / f"{system}.jsonl")])
+        report = json.loads(out.strip().splitlines()[-1])
+        results[system] = {
+            "rate": len(rows) / report["process"], "load": report["load"],
+            "rss": peak, "wall": wall,
+            "f1@5": mean_keyphrase_f1(zip(report["keyphrases"], gold), 5),
+            "f1@10": mean_keyphrase_f1(zip(report["keyphrases"], gold), 10)}
+        r = results[system]
+        print(f"  {system}: {r['rate']:.2f} abstracts/s, load {r['load']:.1f} s, "
+              f"peak RSS {r['rss'] / 2**20:.0f} MiB", file=sys.stderr)
+    base = results.get("keybert", {}).get("rate")
+    print("| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for system, r in results.items():
+        ratio = f"{r['rate'] / base:.1f}×" if base else "–"
+        print(f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} | {ratio} | {r['load']:.1f} | "
+              f"{r['rss'] / 2**20:.0f} | {r['f1@5']:.3f} | {r['f1@10']:.3f} |")
+    one = workdir / "one.jsonl"
+    one.write_text(source.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    _, cold, _ = measure([sys.executable, "-m", "tagger", "tag", str(one), "-o", str(one) + ".out",
+                          "--no-progress"])
+    print(f"\ncold start: `tagger tag` on one abstract, to its line written: {cold:.1f} s")
+    for n in args.synthetic:
+        synthetic = workdir / f"synthetic-{n}.jsonl"
+        with open(synthetic, "w", encoding="utf-8") as handle:
+            for record in perturbed(rows, n):
+                handle.write(json.dumps(record) + "\n")
+        _, wall, peak = measure([sys.executable, "-m", "tagger", "tag", str(synthetic), "-o",
+                                 str(workdir / f"synthetic-{n}.out.jsonl"), "--workers", "2",
+                                 "--no-progress"])
+        print(f"\nsynthetic {n:,} records, 2 workers: {wall:.0f} s wall ({n / wall:.1f} records/s "
+              f"including start-up), peak RSS {peak / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
