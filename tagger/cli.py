@@ -70,7 +70,7 @@ def main() -> None:
               help="Keyphrases per paper.")
 @click.option("--diversity", type=click.FloatRange(0, 1), default=0.2, show_default=True,
               help="MMR diversity of the keyphrases; 0 ranks by relevance alone.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.25, show_default=True,
               help="Drop tags scoring below this.")
 @click.option("--max-tags", type=click.IntRange(min=1), default=10, show_default=True,
               help="Keep at most this many tags per paper.")

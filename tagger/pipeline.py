@@ -36,7 +36,7 @@ class Tagger:
 
     def __init__(self, taxonomy: Taxonomy, *, embedder: Embedder | str = "all-MiniLM-L6-v2",
                  top_n: int = 10, diversity: float = 0.2,
-                 max_words: int = 3, min_score: float = 0.2, max_tags: int = 10,
+                 max_words: int = 3, min_score: float = 0.25, max_tags: int = 10,
                  batch_size: int = 64, spacy_model: str = SPACY_MODEL) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"The 'batch_size' parameter of Tagger must be an int >= 1. Got {batch_size!r} instead.")

@@ -32,7 +32,7 @@ _RELATED_WORK = re.compile(
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringConfig:
-    min_score: float = 0.2
+    min_score: float = 0.25
     max_tags: int = 10
     kind_weights: tuple[tuple[str, float], ...] = (
         ("alias", 1.0), ("acronym", 1.0), ("pattern", 1.0), ("keyphrase", 0.8), ("cue", 0.35))
