@@ -40,6 +40,10 @@ def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             for line in str(exc).splitlines():
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted. Lines already written are complete; `tagger tag ... -o FILE "
+                       "--resume` continues a run.", err=True)
+            sys.exit(130)
         except BrokenPipeError:
             sys.stderr.close()  # `tagger ... | head`: the reader left, nothing is wrong
             sys.exit(0)
@@ -80,22 +84,29 @@ def main() -> None:
               help="Processes tagging in parallel; output is identical for any number.")
 @click.option("--errors", "errors_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write rejected records here as JSONL (source, line, reason).")
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted run: keep the complete lines of -o FILE, tag the rest.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr. Default: when stderr is a terminal.")
 @reports_errors
 def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
         taxonomy_path: Path | None, top_n: int, diversity: float, min_score: float,
-        max_tags: int, batch_size: int, workers: int, errors_path: Path | None,
+        max_tags: int, batch_size: int, workers: int, errors_path: Path | None, resume: bool,
         progress: bool | None) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
     INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
     that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
-    exit code is then 1.
+    exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
+    command with --resume finishes the file as one uninterrupted run would have written it.
     """
     from .pipeline import Tagger
     from .readers import iter_records
-    from .writers import JsonlWriter, dumps
+    from .writers import JsonlWriter, dumps, resume_point
+
+    if resume and output is None:
+        raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
+    done = resume_point(output) if resume else []
 
     tagger = Tagger.from_taxonomy(taxonomy_path, top_n=top_n, diversity=diversity,
                                   min_score=min_score, max_tags=max_tags, batch_size=batch_size)
@@ -105,16 +116,24 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     readers = [iter_records(source, format=fmt) for source in inputs]
 
     def papers() -> Iterator[Any]:
+        skipped = 0
         for records in readers:
             for item in records:
                 if isinstance(item, InputError):
                     rejected.append(item)
                     click.echo(f"Warning: skipped {item}", err=True)
+                elif skipped < len(done):  # tagged by the run being resumed
+                    if item.id != done[skipped]:
+                        raise InputError(
+                            f"line {skipped + 1} holds paper {done[skipped]!r} but the inputs' "
+                            f"paper {skipped + 1} is {item.id!r}: this file is not an earlier run "
+                            "over these inputs (remove it, or drop --resume)", source=str(output))
+                    skipped += 1
                 else:
                     yield item
 
     show = sys.stderr.isatty() if progress is None else progress
-    stream = output.open("wb") if output else sys.stdout.buffer
+    stream = output.open("ab" if resume else "wb") if output else sys.stdout.buffer
     try:
         writer = JsonlWriter(stream)
         results = tagger.tag_many(papers(), workers=workers)
@@ -136,6 +155,8 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
                                     "reason": error.reason}))
     where = f" to {output}" if output else ""
     summary = f"tagged {writer.count:,} papers{where}"
+    if done:
+        summary += f" after the {len(done):,} already there"
     if rejected:
         summary += f", {len(rejected):,} rejected" + (f": see {errors_path}" if errors_path else "")
     click.echo(summary, err=True)

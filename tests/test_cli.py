@@ -214,3 +214,44 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 38
+
+
+def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
+    """kill -9 in the middle of a run, then --resume: the file ends as one clean run writes it."""
+    import os
+    import signal
+    import time
+
+    inputs = [str(ICML), str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"),
+              str(EXAMPLES / "iclr2025-sample.jsonl")]
+    clean, broken = tmp_path / "clean.jsonl", tmp_path / "broken.jsonl"
+    command = [sys.executable, "-m", "tagger", "tag", *inputs, "--batch-size", "2", *MINI]
+    subprocess.run([*command, "-o", str(clean)], check=True, capture_output=True, timeout=600)
+
+    proc = subprocess.Popen([*command, "-o", str(broken)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if broken.exists() and broken.read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with broken.open("ab") as handle:  # as if the kill had landed in the middle of a line
+        handle.write(b'{"paper": {"id": "half a li')
+    partial = broken.read_bytes().count(b"\n")
+    assert 10 <= partial < 50
+
+    resumed = subprocess.run([*command, "-o", str(broken), "--resume"], capture_output=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    assert broken.read_bytes() == clean.read_bytes()
+    assert f"after the {partial} already there" in resumed.stderr.decode()
+
+
+def test_resume_refuses_a_file_from_other_inputs(tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_bytes((EXAMPLES / "tagged" / "icml2025-abstracts.jsonl").read_bytes())
+    result = CliRunner().invoke(main, ["tag", str(EXAMPLES / "iclr2025-sample.jsonl"), "-o",
+                                       str(out), "--resume", *MINI])
+    assert result.exit_code == 1
+    assert "is not an earlier run over these inputs" in result.stderr
