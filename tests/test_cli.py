@@ -154,8 +154,9 @@ def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
     env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([str(script), "taxonomy", "check"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
+    # run from an empty folder: a wheel without the taxonomy inside would fail here
     assert proc.returncode == 0, proc.stderr
-    assert "site-packages" in proc.stderr and proc.stderr.rstrip().endswith(": OK")
+    assert proc.stderr.rstrip().endswith(": OK")
 
 
 def _labelled(tmp_path):
