@@ -21,6 +21,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
+MAX_ABSTRACT_CHARS = 100_000  # the longest real abstracts are a few thousand characters
+
+
 def stable_id(venue: str | None, abstract: str) -> str:
     """A short id that depends only on the venue and the abstract text, so re-runs agree."""
     digest = hashlib.sha256(f"{venue or ''}\x1f{abstract}".encode("utf-8")).hexdigest()
@@ -68,6 +71,9 @@ class Paper(BaseModel):
     def _abstract_has_text(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("the abstract is empty")
+        if len(value) > MAX_ABSTRACT_CHARS:
+            raise ValueError(f"the abstract is {len(value):,} characters long; tagger reads "
+                             f"abstracts of up to {MAX_ABSTRACT_CHARS:,} (is this a whole paper?)")
         return value
 
     @model_validator(mode="after")
