@@ -251,6 +251,33 @@ def check(taxonomy_path: Path | None) -> None:
                f"{len(tax.roots)} roots, {depth} levels: OK", err=True)
 
 
+@taxonomy.command(epilog=_example(
+    "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
+    "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl"))
+@taxonomy_option
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="Tagged JSONL (`tagger tag` output): also report rules that never fired and "
+                   "areas never tagged.")
+@reports_errors
+def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
+    """Find faults in a taxonomy, one line each with its YAML line number.
+
+    Errors (the file does not load) make the exit code 1; warnings (the same alias in two areas,
+    acronyms that are English words, regular expressions that can backtrack catastrophically,
+    areas with no rules or no crosswalk, rules that never fire) are printed and exit 0.
+    """
+    from .lint import lint_taxonomy
+
+    findings = lint_taxonomy(taxonomy_path, corpus=corpus)
+    for finding in findings:
+        click.echo(str(finding))
+    errors = sum(f.severity == "error" for f in findings)
+    click.echo(f"{errors} errors, {len(findings) - errors} warnings", err=True)
+    if errors:
+        sys.exit(1)
+
+
 @main.command(name="eval", epilog=_example(
     "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
     "tagger eval tagged.jsonl --scheme iclr_topic --json"))
