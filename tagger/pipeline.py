@@ -158,8 +158,12 @@ _worker_tagger: Tagger | None = None
 def _start_worker(tagger: Tagger) -> None:
     """Runs once in each worker process: one thread each, so workers do not fight for cores."""
     global _worker_tagger
+    import signal
+
     import torch
     from threadpoolctl import threadpool_limits
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
     torch.set_num_threads(1)
     threadpool_limits(1)
