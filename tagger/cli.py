@@ -115,10 +115,20 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     # Checking every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=fmt) for source in inputs]
 
+    seen_ids: set[str] = set()
+    duplicates = 0
+
     def papers() -> Iterator[Any]:
+        nonlocal duplicates
         skipped = 0
         for records in readers:
             for item in records:
+                if not isinstance(item, InputError):
+                    if item.id in seen_ids:
+                        duplicates += 1
+                        click.echo(f"Warning: paper id {item.id!r} appears again; both records "
+                                   "are tagged and kept, in input order", err=True)
+                    seen_ids.add(item.id)
                 if isinstance(item, InputError):
                     rejected.append(item)
                     click.echo(f"Warning: skipped {item}", err=True)
@@ -157,6 +167,8 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     summary = f"tagged {writer.count:,} papers{where}"
     if done:
         summary += f" after the {len(done):,} already there"
+    if duplicates:
+        summary += f" ({duplicates:,} with an id seen before)"
     if rejected:
         summary += f", {len(rejected):,} rejected" + (f": see {errors_path}" if errors_path else "")
     click.echo(summary, err=True)

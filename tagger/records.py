@@ -21,7 +21,7 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-MAX_ABSTRACT_CHARS = 100_000  # the longest real abstracts are a few thousand characters
+MAX_ABSTRACT_CHARS = 200_000  # real abstracts are a few thousand characters; spaCy stops at 1M
 
 
 def stable_id(venue: str | None, abstract: str) -> str:
