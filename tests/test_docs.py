@@ -1,0 +1,33 @@
+"""The README cannot drift from the command line: every command is documented and has help."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from tagger.cli import main
+
+from .conftest import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _commands(group: click.Group, prefix: str = "tagger"):
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{prefix} {name}")
+        else:
+            yield f"{prefix} {name}", command
+
+
+@pytest.mark.parametrize(("name", "command"), list(_commands(main)), ids=lambda v: str(v))
+def test_every_command_is_in_the_readme_and_has_help(name, command):
+    assert f"`{name}" in README, f"{name} is missing from the README's command table"
+    assert command.help and len(command.help.strip()) > 20
+
+
+def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = ci.strip().splitlines()[-1]
+    assert test_command in README
+    assert test_command.startswith("python3 -m venv .venv && .venv/bin/pip install torch==2.13.0")
