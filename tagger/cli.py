@@ -5,6 +5,7 @@ Exit codes: 0 success, 1 an error (or, for ``tag``, some records were rejected),
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -153,10 +154,17 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
         for tagged in results:
             writer.write(tagged)
         writer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, a vanished mount
+        raise TaggerError(f"cannot write {output or 'to stdout'}: {exc.strerror or exc}. The "
+                          f"{writer.count:,} lines written are complete; fix this and run the "
+                          "same command with --resume to continue") from None
     finally:
         tagger.close()
         if output:
-            stream.close()
+            with contextlib.suppress(OSError):  # already reported above
+                stream.close()
     if errors_path:
         with errors_path.open("wb") as handle:
             for error in rejected:

@@ -2,19 +2,27 @@
 
 Aliases, cues and exclusions become normalised word sequences looked up in one hash table, so a
 paper costs one pass over its words whatever the size of the taxonomy; acronyms are whole-token,
-case-sensitive lookups; patterns are compiled regular expressions run over the original text.
+case-sensitive lookups; patterns are compiled regular expressions run over the original text,
+under a time limit.
 """
 
 from __future__ import annotations
 
-import re
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import regex
+
 from .records import Keyphrase
 from .taxonomy import Taxonomy
 from .text import Analysis, acronym_singular, load_spacy, tokenize_phrase
+
+
+# Patterns run on the `regex` engine, which defuses most catastrophic backtracking, under a
+# time limit per paper and field for the rest.
+PATTERN_TIMEOUT = 0.5
 
 
 @dataclass(slots=True)
@@ -44,7 +52,7 @@ class RuleMatcher:
         self.phrases: dict[tuple[str, ...], list[tuple[str, str, str]]] = defaultdict(list)
         self.exclusions: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.acronyms: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        self.patterns: list[tuple[str, str, re.Pattern[str]]] = []
+        self.patterns: list[tuple[str, str, regex.Pattern[str]]] = []
         for area in taxonomy.areas:
             for kind, phrases in (("alias", area.aliases), ("cue", area.cues)):
                 for phrase in phrases:
@@ -58,7 +66,7 @@ class RuleMatcher:
             for acronym in area.acronyms:
                 self.acronyms[acronym].append((area.id, acronym))
             for pattern in area.patterns:
-                self.patterns.append((area.id, pattern, re.compile(pattern)))
+                self.patterns.append((area.id, pattern, regex.compile(pattern)))
         self.longest = max((len(k) for k in [*self.phrases, *self.exclusions]), default=1)
         # an area's exclusions also guard its descendants
         self._guards = {area.id: set(taxonomy.path(area.id)) for area in taxonomy.areas}
@@ -105,8 +113,16 @@ class RuleMatcher:
         for field, text in (("title", analysis.title), ("abstract", analysis.abstract)):
             if not text:
                 continue
-            for area, rule, regex in self.patterns:
-                for m in regex.finditer(text):
+            for area, rule, compiled in self.patterns:
+                try:
+                    found = list(compiled.finditer(text, timeout=PATTERN_TIMEOUT))
+                except TimeoutError:
+                    warnings.warn(f"pattern {rule!r} of area {area!r} ran over "
+                                  f"{PATTERN_TIMEOUT} s on one paper and was skipped for it "
+                                  "(`tagger taxonomy lint` flags patterns that backtrack)",
+                                  RuntimeWarning, stacklevel=2)
+                    continue
+                for m in found:
                     if m.end() > m.start():
                         hits.append(Hit(area, "pattern", rule, field, m.start(), m.end(),
                                         _sentence_at(analysis, field, m.start())))

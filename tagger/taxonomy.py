@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -98,8 +99,8 @@ class Area(BaseModel):
     def _patterns_compile(cls, value: list[str]) -> list[str]:
         for pattern in value:
             try:
-                re.compile(pattern)
-            except re.error as exc:
+                regex.compile(pattern)
+            except regex.error as exc:
                 raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
         return value
 

@@ -256,3 +256,12 @@ def test_resume_refuses_a_file_from_other_inputs(tmp_path):
                                        str(out), "--resume", *MINI])
     assert result.exit_code == 1
     assert "is not an earlier run over these inputs" in result.stderr
+
+
+def test_a_full_disk_is_a_clear_error():
+    """/dev/full fails every write with ENOSPC, as a full disk does."""
+    result = CliRunner().invoke(main, ["tag", str(ICML), "-o", "/dev/full", *MINI])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: cannot write /dev/full: No space left on device. "
+                                    "The 0 lines written are complete")
+    assert "Traceback" not in result.stderr

@@ -130,3 +130,25 @@ def test_min_score_and_max_tags_are_applied(nlp):
 def test_scoring_config_is_validated(bad):
     with pytest.raises(ValueError, match="parameter must be"):
         ScoringConfig(**bad)
+
+
+def test_a_pattern_that_backtracks_is_bounded_in_time(tmp_path):
+    """A regular expression with nested quantifiers cannot hang a run."""
+    import time
+    import warnings
+
+    from tagger.matching import PATTERN_TIMEOUT, RuleMatcher
+    from tagger.taxonomy import parse_taxonomy
+    from tagger.text import load_spacy
+
+    taxonomy = parse_taxonomy('version: "1"\nareas:\n  - id: x\n    name: X\n'
+                              "    patterns: ['(?:(?:a|aa)+|b)+c']\n")
+    matcher = RuleMatcher(taxonomy)
+    nlp = load_spacy()
+    text = "a" * 5000 + " b"
+    started = time.monotonic()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        hits = matcher.match(analyse(nlp(text), None))
+    assert time.monotonic() - started < PATTERN_TIMEOUT * 2 + 2.0
+    assert hits == []
