@@ -144,7 +144,8 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
                     yield item
 
     show = sys.stderr.isatty() if progress is None else progress
-    stream = output.open("ab" if resume else "wb") if output else sys.stdout.buffer
+    # unbuffered: each line goes to the file in one write, so a killed run leaves whole lines
+    stream = output.open("ab" if resume else "wb", buffering=0) if output else sys.stdout.buffer
     try:
         writer = JsonlWriter(stream)
         results = tagger.tag_many(papers(), workers=workers)

@@ -26,8 +26,15 @@ class JsonlWriter:
         self.count = 0
 
     def write(self, record: BaseModel | dict[str, Any]) -> None:
-        self.stream.write(dumps(record))
-        self.stream.flush()  # what is written survives a crash of the run; --resume continues
+        """Write one line in one piece and flush it: a crash leaves only whole lines behind
+        (--resume cuts off the rare half line a full disk can leave)."""
+        view = memoryview(dumps(record))
+        while view:  # an unbuffered file may take part of a line at a time
+            written = self.stream.write(view)
+            if not written:
+                raise OSError(f"the output took none of a {len(view)}-byte line")
+            view = view[written:]
+        self.stream.flush()
         self.count += 1
 
     def flush(self) -> None:
