@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -112,36 +113,38 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     tagger = Tagger.from_taxonomy(taxonomy_path, top_n=top_n, diversity=diversity,
                                   min_score=min_score, max_tags=max_tags, batch_size=batch_size)
     fmt = None if input_format == "auto" else input_format
-    rejected: list[InputError] = []
     # Checking every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=fmt) for source in inputs]
-
+    errors = errors_path.open("wb", buffering=0) if errors_path else None
+    rejected = duplicates = 0
     seen_ids: set[str] = set()
-    duplicates = 0
 
     def papers() -> Iterator[Any]:
-        nonlocal duplicates
-        skipped = 0
-        for records in readers:
-            for item in records:
-                if not isinstance(item, InputError):
-                    if item.id in seen_ids:
-                        duplicates += 1
-                        click.echo(f"Warning: paper id {item.id!r} appears again; both records "
-                                   "are tagged and kept, in input order", err=True)
-                    seen_ids.add(item.id)
-                if isinstance(item, InputError):
-                    rejected.append(item)
-                    click.echo(f"Warning: skipped {item}", err=True)
-                elif skipped < len(done):  # tagged by the run being resumed
-                    if item.id != done[skipped]:
-                        raise InputError(
-                            f"line {skipped + 1} holds paper {done[skipped]!r} but the inputs' "
-                            f"paper {skipped + 1} is {item.id!r}: this file is not an earlier run "
-                            "over these inputs (remove it, or drop --resume)", source=str(output))
-                    skipped += 1
-                else:
-                    yield item
+        nonlocal rejected, duplicates
+        resumed = 0
+        for item in itertools.chain.from_iterable(readers):
+            if isinstance(item, InputError):
+                rejected += 1
+                click.echo(f"Warning: skipped {item}", err=True)
+                if errors:
+                    errors.write(dumps({"source": item.source, "line": item.line,
+                                        "record": item.record, "id": item.record_id,
+                                        "reason": item.reason}))
+                continue
+            if item.id in seen_ids:
+                duplicates += 1
+                click.echo(f"Warning: paper id {item.id!r} appears again; both records are "
+                           "tagged and kept, in input order", err=True)
+            seen_ids.add(item.id)
+            if resumed < len(done):  # tagged by the run being resumed
+                if item.id != done[resumed]:
+                    raise InputError(
+                        f"line {resumed + 1} holds paper {done[resumed]!r} but the inputs' paper "
+                        f"{resumed + 1} is {item.id!r}: this file is not an earlier run over "
+                        "these inputs (remove it, or drop --resume)", source=str(output))
+                resumed += 1
+                continue
+            yield item
 
     show = sys.stderr.isatty() if progress is None else progress
     # unbuffered: each line goes to the file in one write, so a killed run leaves whole lines
@@ -163,15 +166,11 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
                           "same command with --resume to continue") from None
     finally:
         tagger.close()
+        if errors:
+            errors.close()
         if output:
             with contextlib.suppress(OSError):  # already reported above
                 stream.close()
-    if errors_path:
-        with errors_path.open("wb") as handle:
-            for error in rejected:
-                handle.write(dumps({"source": error.source, "line": error.line,
-                                    "record": error.record, "id": error.record_id,
-                                    "reason": error.reason}))
     where = f" to {output}" if output else ""
     summary = f"tagged {writer.count:,} papers{where}"
     if done:
@@ -179,7 +178,7 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     if duplicates:
         summary += f" ({duplicates:,} with an id seen before)"
     if rejected:
-        summary += f", {len(rejected):,} rejected" + (f": see {errors_path}" if errors_path else "")
+        summary += f", {rejected:,} rejected" + (f": see {errors_path}" if errors_path else "")
     click.echo(summary, err=True)
     if rejected:
         sys.exit(1)
