@@ -241,6 +241,44 @@ def _lines(source: str) -> Iterator[tuple[int, bytes]]:
             handle.close()
 
 
+@main.command(epilog=_example("tagger stats examples/tagged/icml2025-abstracts.jsonl",
+                              "tagger stats tagged.jsonl --json"))
+@click.argument("tagged", metavar="FILE")
+@taxonomy_option
+@click.option("--pairs", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the most frequent area pairs to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@reports_errors
+def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) -> None:
+    """Count a tagged corpus by area: the area tree with papers and shares (per venue when
+    there are several), the most frequent pairs of top-level areas, and untagged papers.
+    FILE is tagged JSONL, or - for stdin."""
+    import orjson
+
+    from .stats import corpus_stats, render
+    from .taxonomy import load_taxonomy
+
+    taxonomy = load_taxonomy(taxonomy_path)
+
+    def records() -> Iterator[dict]:
+        for number, line in _lines(tagged):
+            try:
+                record = orjson.loads(line)
+                if not isinstance(record, dict) or "tags" not in record:
+                    raise ValueError
+            except (orjson.JSONDecodeError, ValueError):
+                raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
+                                 source=tagged, line=number) from None
+            yield record
+
+    result = corpus_stats(records(), taxonomy)
+    if as_json:
+        click.echo(orjson.dumps(result.as_dict(taxonomy, top_pairs=pairs),
+                                option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
+
+
 @main.command(epilog=_example("tagger schema > tagged.schema.json"))
 @reports_errors
 def schema() -> None:

@@ -141,8 +141,6 @@ def _key(phrase: list[Token], analysis: Analysis) -> str:
     return " ".join(out)
 
 
-
-
 class KeyphraseExtractor:
     """Ranks candidates with KeyBERT over an embedding model, then by where and how often they occur.
 
