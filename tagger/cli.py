@@ -198,8 +198,6 @@ def filter_(tagged: str, areas: tuple[str, ...], min_score: float,
     """Keep the tagged papers in some research areas. FILE is tagged JSONL, or - for stdin."""
     import difflib
 
-    import orjson
-
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
@@ -210,16 +208,27 @@ def filter_(tagged: str, areas: tuple[str, ...], min_score: float,
             raise TaggerError(f"unknown area {area!r}{hint}; `tagger taxonomy check` lists them")
     wanted = set(areas)
     out = sys.stdout.buffer
-    for number, line in _lines(tagged):
-        try:
-            record = orjson.loads(line)
-            tags = record["tags"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
-                             source=tagged, line=number) from None
-        if any(tag["score"] >= min_score and wanted.intersection(tag["path"]) for tag in tags):
+    for line, record in _read_tagged(tagged):
+        if any(tag["score"] >= min_score and wanted.intersection(tag["path"])
+               for tag in record["tags"]):
             out.write(line if line.endswith(b"\n") else line + b"\n")
     out.flush()
+
+
+def _read_tagged(source: str) -> Iterator[tuple[bytes, dict]]:
+    """Each line of a tagged JSONL file (`tagger tag` output), with its record."""
+    import orjson
+
+    for number, line in _lines(source):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            record = None
+        if not (isinstance(record, dict) and "paper" in record
+                and isinstance(record.get("tags"), list)):
+            raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
+                             source=source, line=number)
+        yield line, record
 
 
 def _lines(source: str) -> Iterator[tuple[int, bytes]]:
@@ -259,19 +268,7 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
-
-    def records() -> Iterator[dict]:
-        for number, line in _lines(tagged):
-            try:
-                record = orjson.loads(line)
-                if not isinstance(record, dict) or "tags" not in record:
-                    raise ValueError
-            except (orjson.JSONDecodeError, ValueError):
-                raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
-                                 source=tagged, line=number) from None
-            yield record
-
-    result = corpus_stats(records(), taxonomy)
+    result = corpus_stats((record for _, record in _read_tagged(tagged)), taxonomy)
     if as_json:
         click.echo(orjson.dumps(result.as_dict(taxonomy, top_pairs=pairs),
                                 option=orjson.OPT_INDENT_2).decode())
@@ -393,19 +390,8 @@ def eval_(papers: str, gold_field: str, scheme: str, taxonomy_path: Path | None,
 
 def _tagged_records(source: str) -> list[dict] | None:
     """The records of a `tagger tag` output file, or None when the file holds plain papers."""
-    import orjson
-
-    first = next(_lines(source), None)
     try:
-        head = orjson.loads(first[1]) if first else None
-    except orjson.JSONDecodeError:
+        next(_read_tagged(source), None)
+    except InputError:
         return None
-    if not (isinstance(head, dict) and "tags" in head and "paper" in head):
-        return None
-    records = []
-    for number, line in _lines(source):
-        try:
-            records.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            raise InputError("not a line of tagged JSONL", source=source, line=number) from None
-    return records
+    return [record for _, record in _read_tagged(source)]

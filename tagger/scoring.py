@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .matching import Hit
@@ -96,29 +97,25 @@ def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_key
     return tags[:config.max_tags]
 
 
-def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> float:
-    """Sum of weights, the k-th hit of the same rule counting 1/k."""
+def _decayed(hits: list[Hit], weights: list[float], kept: list[int]) -> Iterator[tuple[int, float]]:
+    """Each kept hit with its weight, the k-th hit of the same rule counting 1/k."""
     seen: dict[str, int] = defaultdict(int)
-    total = 0.0
     for index in kept:
         seen[hits[index].rule] += 1
-        total += weights[index] / seen[hits[index].rule]
-    return total
+        yield index, weights[index] / seen[hits[index].rule]
+
+
+def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> float:
+    return sum(weight for _, weight in _decayed(hits, weights, kept))
 
 
 def _evidence(hits: list[Hit], weights: list[float], indices: list[int],
               analysis: Analysis) -> list[Evidence]:
     """An area's evidence, its sub-areas' included, overlapping hits shown once, in text order."""
-    seen: dict[str, int] = defaultdict(int)
-    evidence = []
-    for index in _count_once(hits, weights, indices):
-        hit = hits[index]
-        seen[hit.rule] += 1
-        evidence.append(Evidence(area=hit.area, kind=hit.kind, rule=hit.rule,
-                                 text=analysis.text(hit), field=hit.field, start=hit.start,
-                                 end=hit.end, weight=round(weights[index] / seen[hit.rule], 3),
-                                 keyphrase=hit.keyphrase))
-    return evidence
+    return [Evidence(area=hits[i].area, kind=hits[i].kind, rule=hits[i].rule,
+                     text=analysis.text(hits[i]), field=hits[i].field, start=hits[i].start,
+                     end=hits[i].end, weight=round(weight, 3), keyphrase=hits[i].keyphrase)
+            for i, weight in _decayed(hits, weights, _count_once(hits, weights, indices))]
 
 
 def _weigh(hits: list[Hit], analysis: Analysis, n_keyphrases: int,
