@@ -185,33 +185,60 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
 
 
 @main.command(name="filter", epilog=_example(
-    "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents"))
+    "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
+    "tagger filter tagged.jsonl --where \"rl and not llm\" --venue ICML --format titles"))
 @click.argument("tagged", metavar="FILE")
-@click.option("--area", "areas", multiple=True, required=True, metavar="ID",
+@click.option("--area", "areas", multiple=True, metavar="ID",
               help="Keep papers tagged with this area or one below it. Repeat for any of several.")
+@click.option("--where", "where", default=None, metavar="EXPR",
+              help="A boolean expression over area ids: \"gnn or (graph and theory)\".")
+@click.option("--venue", default=None, help="Only papers of this venue (case-insensitive).")
+@click.option("--year", type=int, default=None, help="Only papers of this year.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Only count tags scoring at least this.")
+@click.option("--format", "output_format", type=click.Choice(["jsonl", "csv", "ids", "titles"]),
+              default="jsonl", show_default=True, help="What to print for each paper kept.")
 @taxonomy_option
 @reports_errors
-def filter_(tagged: str, areas: tuple[str, ...], min_score: float,
+def filter_(tagged: str, areas: tuple[str, ...], where: str | None, venue: str | None,
+            year: int | None, min_score: float, output_format: str,
             taxonomy_path: Path | None) -> None:
-    """Keep the tagged papers in some research areas. FILE is tagged JSONL, or - for stdin."""
-    import difflib
+    """Keep the tagged papers in some research areas. FILE is tagged JSONL, or - for stdin.
 
+    --area (any of) and --where (an expression with and, or, not and parentheses) may be given
+    together: a paper must pass both. An area always includes the areas below it.
+    """
+    import csv
+
+    from .query import parse_query
     from .taxonomy import load_taxonomy
 
-    taxonomy = load_taxonomy(taxonomy_path)
-    for area in areas:
-        if area not in taxonomy.by_id:
-            guesses = difflib.get_close_matches(area, list(taxonomy.by_id), n=3)
-            hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
-            raise TaggerError(f"unknown area {area!r}{hint}; `tagger taxonomy check` lists them")
-    wanted = set(areas)
+    known = load_taxonomy(taxonomy_path).by_id
+    any_of = parse_query(" or ".join(areas), known) if areas else None
+    expression = parse_query(where, known) if where is not None else None
     out = sys.stdout.buffer
+    table = csv.writer(sys.stdout, lineterminator="\n") if output_format == "csv" else None
+    if table:
+        table.writerow(["id", "title", "venue", "year", "tags"])
     for line, record in _read_tagged(tagged):
-        if any(tag["score"] >= min_score and wanted.intersection(tag["path"])
-               for tag in record["tags"]):
+        paper = record["paper"]
+        if venue is not None and str(paper.get("venue") or "").lower() != venue.lower():
+            continue
+        if year is not None and paper.get("year") != year:
+            continue
+        tagged_areas = {area for tag in record["tags"] if tag["score"] >= min_score
+                        for area in tag["path"]}
+        if any_of and not any_of(tagged_areas) or expression and not expression(tagged_areas):
+            continue
+        if output_format == "jsonl":
             out.write(line if line.endswith(b"\n") else line + b"\n")
+        elif table:
+            table.writerow([paper.get("id"), paper.get("title") or "", paper.get("venue") or "",
+                            paper.get("year") or "", ";".join(t["id"] for t in record["tags"])])
+        else:
+            text = paper.get("id") if output_format == "ids" else (
+                paper.get("title") or paper.get("abstract", "")[:100])
+            click.echo(text)
     out.flush()
 
 

@@ -1,0 +1,73 @@
+"""--where expressions: parsing, meaning, and the errors a user sees."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import main
+from tagger.query import QueryError, parse_query
+
+from .conftest import MINI_TAXONOMY
+
+KNOWN = {"rl", "rl.multi-agent", "graphs", "graphs.gnn", "llm"}
+
+
+@pytest.mark.parametrize(("expression", "areas", "expected"), [
+    ("rl", {"rl"}, True),
+    ("rl and not llm", {"rl"}, True),
+    ("rl and not llm", {"rl", "llm"}, False),
+    ("graphs.gnn or (rl and llm)", {"rl", "llm"}, True),
+    ("graphs.gnn or (rl and llm)", {"rl"}, False),
+    ("not (rl or graphs)", set(), True),
+    ("rl or graphs and llm", {"rl"}, True),  # 'and' binds tighter than 'or'
+    ("(rl or graphs) and llm", {"rl"}, False),
+    ("not not rl", {"rl"}, True),
+])
+def test_expressions(expression, areas, expected):
+    assert parse_query(expression, KNOWN)(areas) is expected
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("rll and llm", "unknown area 'rll' (did you mean rl"),
+    ("rl and", "the expression ends too early"),
+    ("(rl or llm", "a '(' is not closed"),
+    ("rl llm", "unexpected 'llm' after a complete expression"),
+    ("rl and or llm", "expected an area id, got 'or'"),
+    ("rl & llm", "cannot read '& llm'"),
+    ("   ", "--where needs an expression"),
+])
+def test_malformed_expressions_say_what_is_wrong(expression, message):
+    with pytest.raises(QueryError, match=None) as caught:
+        parse_query(expression, KNOWN)
+    assert message in str(caught.value)
+
+
+def test_filter_where_venue_year_and_formats(tmp_path):
+    rows = [("a", "ICML", 2025, [["rl"], ["rl", "rl.multi-agent"]]),
+            ("b", "ICLR", 2025, [["rl"], ["graphs"]]),
+            ("c", "ICML", 2024, [["graphs", "graphs.gnn"]])]
+    path = tmp_path / "tagged.jsonl"
+    path.write_text("".join(json.dumps({
+        "paper": {"id": i, "title": f"Paper {i}", "abstract": "x", "venue": v, "year": y},
+        "tags": [{"id": p[-1], "path": p, "score": 0.5} for p in paths]}) + "\n"
+        for i, v, y, paths in rows))
+
+    def run(*args):
+        result = CliRunner().invoke(main, ["filter", str(path), *args,
+                                           "--taxonomy", str(MINI_TAXONOMY)])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    assert run("--where", "rl and not graphs", "--format", "ids") == "a\n"
+    assert run("--where", "graphs", "--venue", "icml", "--format", "titles") == "Paper c\n"
+    assert run("--area", "rl", "--year", "2025", "--format", "ids") == "a\nb\n"
+    assert run("--where", "graphs.gnn or rl.multi-agent", "--format", "csv") == (
+        "id,title,venue,year,tags\na,Paper a,ICML,2025,rl;rl.multi-agent\n"
+        "c,Paper c,ICML,2024,graphs.gnn\n")
+    bad = CliRunner().invoke(main, ["filter", str(path), "--where", "rl and (",
+                                    "--taxonomy", str(MINI_TAXONOMY)])
+    assert bad.exit_code == 1
+    assert bad.stderr == "Error: --where 'rl and (': the expression ends too early\n"
