@@ -1,0 +1,71 @@
+"""A spaCy pipeline component that puts tagger's area tags and keyphrases on a ``Doc``.
+
+    import spacy
+    import tagger.spacy_component  # registers the factory (installed packages also do it by entry point)
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("taxonomy_tagger", config={"taxonomy": "taxonomy.yaml", "min_score": 0.25})
+    doc = nlp("Multi-agent reinforcement learning (MARL) with graph neural networks ...")
+    doc._.area_tags        # list of AreaTag, best first
+    doc._.keyphrases       # list of Keyphrase
+    doc.spans["area_evidence"]  # one Span per piece of evidence, labelled with its tag's area id
+
+The text of the ``Doc`` is tagged as an abstract; the component runs tagger's own analysis, so it
+works after any pipeline, even a blank one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from .pipeline import Tagger
+from .records import Paper, TaggedPaper
+
+SPANS_KEY = "area_evidence"
+
+for _name in ("area_tags", "keyphrases"):
+    if not Doc.has_extension(_name):
+        Doc.set_extension(_name, default=None)
+
+
+@Language.factory("taxonomy_tagger", default_config={
+    "taxonomy": None, "min_score": 0.25, "max_tags": 10, "top_n": 10, "batch_size": 64})
+def make_taxonomy_tagger(nlp: Language, name: str, taxonomy: str | None, min_score: float,
+                         max_tags: int, top_n: int, batch_size: int) -> TaxonomyTagger:
+    return TaxonomyTagger(Tagger.from_taxonomy(taxonomy, min_score=min_score, max_tags=max_tags,
+                                               top_n=top_n, batch_size=batch_size))
+
+
+class TaxonomyTagger:
+    """Tags each ``Doc``: ``doc._.area_tags``, ``doc._.keyphrases``, ``doc.spans["area_evidence"]``."""
+
+    def __init__(self, tagger: Tagger) -> None:
+        self.tagger = tagger
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(self.pipe([doc]))
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int = 64) -> Iterator[Doc]:
+        docs = list(docs)
+        papers = {i: Paper(id=str(i), abstract=doc.text) for i, doc in enumerate(docs)
+                  if doc.text.strip()}
+        tagged = dict(zip(papers, self.tagger.tag_many(papers.values())))
+        for i, doc in enumerate(docs):
+            yield _annotate(doc, tagged.get(i))
+
+
+def _annotate(doc: Doc, tagged: TaggedPaper | None) -> Doc:
+    doc._.area_tags = tagged.tags if tagged else []
+    doc._.keyphrases = tagged.keyphrases if tagged else []
+    spans = []
+    for tag in doc._.area_tags:
+        for evidence in tag.evidence:
+            span = doc.char_span(evidence.start, evidence.end, label=tag.id,
+                                 alignment_mode="expand")
+            if span is not None:
+                spans.append(span)
+    doc.spans[SPANS_KEY] = spans
+    return doc
