@@ -303,6 +303,37 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
         click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
 
 
+@main.command(epilog=_example(
+    "tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html"))
+@click.argument("tagged", metavar="FILE")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the page here instead of to stdout.")
+@click.option("--title", default=None, help="The page's title. Default: from FILE's name.")
+@taxonomy_option
+@reports_errors
+def report(tagged: str, output: Path | None, title: str | None,
+           taxonomy_path: Path | None) -> None:
+    """Write one self-contained HTML page about a tagged corpus: papers per area (the tree), a
+    heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
+    filterable paper list with each tag's evidence highlighted. Opens without a network.
+    FILE is tagged JSONL, or - for stdin."""
+    from .report import build_report, render_html
+    from .taxonomy import load_taxonomy
+
+    taxonomy = load_taxonomy(taxonomy_path)
+    name = "stdin" if tagged == "-" else Path(tagged).name
+    data = build_report((record for _, record in _read_tagged(tagged)), taxonomy, source=name)
+    page = render_html(data, title=title or f"Tagged papers: {name}")
+    if output is None:
+        click.echo(page, nl=False)
+        return
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise TaggerError(f"{output}: cannot write the report: {exc.strerror}") from None
+    click.echo(f"{output}: {data['papers_total']:,} papers, {len(data['areas'])} areas", err=True)
+
+
 @main.command(epilog=_example("tagger schema > tagged.schema.json"))
 @reports_errors
 def schema() -> None:

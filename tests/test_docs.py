@@ -30,4 +30,5 @@ def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = ci.strip().splitlines()[-1]
     assert test_command in README
-    assert test_command.startswith("python3 -m venv .venv && .venv/bin/pip install torch==2.13.0")
+    assert "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && " in test_command
+    assert "apt-get install" in test_command  # Chromium, for the report's browser test

@@ -1,0 +1,117 @@
+"""One self-contained HTML page about a tagged corpus: papers per area (the tree), how often top-level
+areas meet, the top keyphrases of each area, and a searchable list of the papers with their evidence
+highlighted. The page needs no network: its data, styles and script are all inline."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from importlib import resources
+from typing import Any
+
+from .stats import corpus_stats
+from .taxonomy import Taxonomy
+
+TEMPLATE = "report.html"
+DATA_MARKER = "__TAGGER_REPORT_DATA__"
+TITLE_MARKER = "__TAGGER_REPORT_TITLE__"
+FIELDS = {"title": 0, "abstract": 1}
+
+
+def build_report(records: Iterable[dict], taxonomy: Taxonomy, *, source: str = "",
+                 top_keyphrases: int = 8) -> dict[str, Any]:
+    """The page's data from tagged records (`tagger tag` output lines, as dicts), in one pass."""
+    papers: list[dict[str, Any]] = []
+    phrase_df: Counter[str] = Counter()  # papers with the (normalised) keyphrase
+    phrase_in_area: dict[str, Counter[str]] = defaultdict(Counter)
+    surface: dict[str, Counter[str]] = defaultdict(Counter)  # how each phrase is written
+    versions: Counter[tuple[str, str]] = Counter()
+
+    def compact(stream: Iterable[dict]) -> Iterator[dict]:
+        for record in stream:
+            yield record
+            paper, tags = record.get("paper", {}), record.get("tags", [])
+            areas = _area_scores(tags, taxonomy)
+            phrases = {kp.get("normalized") or kp.get("text"): kp.get("text")
+                       for kp in record.get("keyphrases", []) if kp.get("text")}
+            for normalized, text in phrases.items():
+                phrase_df[normalized] += 1
+                surface[normalized][text] += 1
+                for area in areas:
+                    phrase_in_area[area][normalized] += 1
+            provenance = record.get("provenance") or {}
+            versions[(provenance.get("tagger_version", "?"),
+                      provenance.get("taxonomy_version", "?"))] += 1
+            papers.append({
+                "id": paper.get("id"), "title": paper.get("title") or "",
+                "abstract": paper.get("abstract") or "",
+                "venue": paper.get("venue") or "", "year": paper.get("year"),
+                "tags": [[tag.get("id"), tag.get("score", 0.0)] for tag in tags
+                         if tag.get("id") in taxonomy.by_id],
+                "areas": areas,
+                "keyphrases": list(phrases.values())[:10],
+                "evidence": _evidence(tags, taxonomy),
+            })
+
+    stats = corpus_stats(compact(records), taxonomy)
+    total = stats.papers
+    shown = [(depth, area) for depth, area in taxonomy.walk() if stats.areas[area.id]]
+    roots = [area.id for depth, area in shown if depth == 0]
+    matrix = [[stats.areas[a] if a == b else stats.pairs[tuple(sorted((a, b)))] for b in roots]
+              for a in roots]
+    keyphrases = {}
+    for _, area in shown:
+        counts = phrase_in_area.get(area.id, Counter())
+        ranked = sorted(((n * math.log(1 + total / phrase_df[p]), p, n)
+                         for p, n in counts.items() if n >= 2), key=lambda t: (-t[0], t[1]))
+        if ranked:
+            keyphrases[area.id] = [[surface[p].most_common(1)[0][0], n]
+                                   for _, p, n in ranked[:top_keyphrases]]
+    (tagger_version, taxonomy_version), _ = versions.most_common(1)[0] if versions else (("?", "?"), 0)
+    return {
+        "source": source,
+        "papers_total": total,
+        "untagged": stats.untagged,
+        "venues": dict(sorted(stats.venue_papers.items())),
+        "tagger_version": tagger_version,
+        "taxonomy_version": taxonomy_version,
+        "areas": [{"id": area.id, "name": area.name, "parent": area.parent, "depth": depth,
+                   "papers": stats.areas[area.id]} for depth, area in shown],
+        "pairs": {"areas": roots, "matrix": matrix},
+        "keyphrases": keyphrases,
+        "papers": papers,
+    }
+
+
+def render_html(report: dict[str, Any], *, title: str = "Tagged papers") -> str:
+    """The page itself: the template with the data inlined as JSON that no text can break out of."""
+    import orjson
+
+    template = resources.files("tagger").joinpath("data", TEMPLATE).read_text(encoding="utf-8")
+    # '<' as \u003c: an abstract containing "</script>" or "<!--" stays data.
+    data = orjson.dumps(report).decode().replace("<", "\\u003c")
+    return template.replace(TITLE_MARKER, html.escape(title)).replace(DATA_MARKER, data)
+
+
+def _area_scores(tags: list[dict], taxonomy: Taxonomy) -> dict[str, float]:
+    """Each area a paper belongs to (tags and their ancestors) with the best score that puts it there."""
+    scores: dict[str, float] = {}
+    for tag in tags:
+        for area in tag.get("path", []):
+            if area in taxonomy.by_id:
+                scores[area] = max(scores.get(area, 0.0), tag.get("score", 0.0))
+    return scores
+
+
+def _evidence(tags: list[dict], taxonomy: Taxonomy) -> list[list[Any]]:
+    """The distinct evidence spans of a paper's tags: [field, start, end, area, kind, rule]."""
+    seen: dict[tuple, list[Any]] = {}
+    for tag in tags:
+        for hit in tag.get("evidence", []):
+            key = (hit.get("field"), hit.get("start"), hit.get("end"), hit.get("area"))
+            if key[0] in FIELDS and key[3] in taxonomy.by_id and key not in seen:
+                seen[key] = [FIELDS[key[0]], key[1], key[2], key[3], hit.get("kind", ""),
+                             hit.get("rule", "")]
+    return sorted(seen.values(), key=lambda e: (e[0], e[1], e[2]))
