@@ -334,6 +334,47 @@ def report(tagged: str, output: Path | None, title: str | None,
     click.echo(f"{output}: {data['papers_total']:,} papers, {len(data['areas'])} areas", err=True)
 
 
+@main.command(epilog=_example("tagger suggest tagged.jsonl > suggestions.yaml",
+                              "tagger suggest tagged.jsonl --weak-below 0.7 --min-papers 5"))
+@click.argument("tagged", metavar="FILE")
+@taxonomy_option
+@click.option("--weak-below", type=click.FloatRange(0, 1), default=0.6, show_default=True,
+              help="A paper is weakly tagged when its best tag scores below this.")
+@click.option("--min-papers", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Suggest a phrase group found in at least this many weakly tagged papers.")
+@click.option("--group-similarity", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+              help="Cosine at which two keyphrases count as near-duplicates.")
+@click.option("--alias-similarity", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="Cosine to an area's aliases from which a group is proposed as its aliases; "
+                   "below it, as a new area.")
+@click.option("--limit", type=click.IntRange(min=1), default=25, show_default=True,
+              help="At most this many alias and this many new-area suggestions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
+@reports_errors
+def suggest(tagged: str, taxonomy_path: Path | None, weak_below: float, min_papers: int,
+            group_similarity: float, alias_similarity: float, limit: int, as_json: bool) -> None:
+    """Suggest how to grow the taxonomy: keyphrases frequent in papers with no tag or only weak
+    tags, near-duplicates grouped, proposed as aliases of the area whose aliases they are nearest
+    to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
+    Prints a YAML snippet to merge into the taxonomy. FILE is tagged JSONL, or - for stdin."""
+    import orjson
+
+    from .embedders import make_embedder
+    from .suggest import render_yaml
+    from .suggest import suggest as find_suggestions
+    from .taxonomy import load_taxonomy
+
+    taxonomy = load_taxonomy(taxonomy_path)
+    result = find_suggestions(
+        (record for _, record in _read_tagged(tagged)), taxonomy, make_embedder(), source="stdin" if tagged == "-" else tagged,
+        weak_below=weak_below, min_papers=min_papers, group_similarity=group_similarity,
+        alias_similarity=alias_similarity, limit=limit)
+    if as_json:
+        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render_yaml(result, taxonomy), nl=False)
+
+
 @main.command(epilog=_example("tagger schema > tagged.schema.json"))
 @reports_errors
 def schema() -> None:
