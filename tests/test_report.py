@@ -183,6 +183,14 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         expect(count).to_have_text(re.compile(f"^{expected} of "))
         assert "Areas:" in page.locator("#active-filter").text_content()
 
+        # The heatmap shows the 15 largest top-level areas until asked for all.
+        taxonomy = load_taxonomy()
+        roots = {a for s in areas_of for a in s if taxonomy.by_id[a].parent is None}
+        rows = page.locator("#heatmap tbody tr")
+        assert len(roots) > 15 and rows.count() == 15
+        page.click("#heat-toggle")
+        assert rows.count() == len(roots)
+
         page.select_option("#area", "(untagged)")
         expected = sum(not r["tags"] for r in records)
         expect(count).to_have_text(re.compile(f"^{expected} of "))
