@@ -2,6 +2,7 @@
 
 from .errors import InputError, ModelError, TaggerError, TaxonomyError
 from .pipeline import Tagger, tagger_version
+from .readers import read_papers
 from .records import AreaTag, Evidence, Keyphrase, Paper, TaggedPaper
 from .taxonomy import Taxonomy, load_taxonomy
 
@@ -9,5 +10,6 @@ __version__ = tagger_version()
 
 __all__ = [
     "AreaTag", "Evidence", "InputError", "Keyphrase", "ModelError", "Paper", "Tagger",
-    "TaggedPaper", "TaggerError", "Taxonomy", "TaxonomyError", "load_taxonomy", "__version__",
+    "TaggedPaper", "TaggerError", "Taxonomy", "TaxonomyError", "load_taxonomy", "read_papers",
+    "__version__",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 import pytest
 
@@ -32,3 +34,16 @@ def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
     assert test_command in README
     assert "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && " in test_command
     assert "apt-get install" in test_command  # Chromium, for the report's browser test
+
+
+@pytest.mark.slow
+def test_the_readme_python_examples_run_and_print_what_they_say(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert len(blocks) == 2  # the Python API and the spaCy component
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
+    printed = capsys.readouterr().out.splitlines()
+    said = re.search(r"# (\[\('rl'.*), \.\.\.\]", blocks[0]).group(1)
+    assert printed[0].startswith(said)
+    assert len(printed) == 1 + 19  # then one line per paper of the example file
