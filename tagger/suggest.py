@@ -73,11 +73,14 @@ def suggest(records: Iterable[dict], taxonomy: Taxonomy, embedder: Embedder, *, 
     """Suggest taxonomy additions from a tagged corpus (`tagger tag` output lines, as dicts).
 
     A paper is weakly tagged when its best tag scores below ``weak_below`` (or it has none). Its
-    keyphrases that an alias or cue already matches are skipped; the rest are grouped when their
-    embeddings' cosine is at least ``group_similarity``, and a group found in ``min_papers`` weakly
-    tagged papers becomes a suggestion: aliases for the area with the nearest alias or name when the
-    cosine reaches ``alias_similarity``, otherwise a new area (under that area when the cosine
-    reaches ``parent_similarity``).
+    keyphrases are candidates unless a rule already matches them (an alias or cue, or an alias
+    inside the phrase), they are one ordinary word, or all their words are in a quarter of the
+    corpus's papers. Candidates are grouped when their embeddings' cosine reaches
+    ``group_similarity``; a group in at least ``min_papers`` weakly tagged papers is kept unless it
+    looks generic (less than twice as common in weakly tagged papers as overall, or spread over
+    many top-level areas where its papers are tagged well). A kept group becomes aliases of the
+    area whose aliases and name are nearest when that cosine reaches ``alias_similarity``, else a
+    new area (under that area from ``parent_similarity``). At most ``limit`` of each, best first.
     """
     result = Suggestions(source=source, settings={
         "weak_below": weak_below, "min_papers": min_papers, "group_similarity": group_similarity,
