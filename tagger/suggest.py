@@ -5,6 +5,7 @@ to (by embedding similarity), or as a new area when no area is close."""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -155,28 +156,27 @@ def suggest(records: Iterable[dict], taxonomy: Taxonomy, embedder: Embedder, *, 
             group.new_id = _new_id(group.label, parent, taken)
             taken.add(group.new_id)
             result.new_areas.append(group)
-    order = lambda g: (-g.score, -len(g.papers), g.label)  # noqa: E731
-    result.aliases = sorted(result.aliases, key=order)[:limit]
-    result.new_areas = sorted(result.new_areas, key=order)[:limit]
+    def best_first(group: Group) -> tuple:
+        return -group.score, -len(group.papers), group.label
+
+    result.aliases = sorted(result.aliases, key=best_first)[:limit]
+    result.new_areas = sorted(result.new_areas, key=best_first)[:limit]
     return result
 
 
 def render_yaml(result: Suggestions, taxonomy: Taxonomy) -> str:
     """A YAML snippet to merge into the taxonomy, each suggestion with its papers in a comment."""
     s = result.settings
-    lines = [
-        f"# tagger suggest {result.source}: {result.papers:,} papers, {result.weak:,} with no tag "
-        f"or a best tag below {s['weak_below']:.2f}.",
-        f"# Keyphrases of at least {s['min_papers']:g} of those papers that no alias or cue "
-        f"matches, near-duplicates grouped",
-        f"# (cosine >= {s['group_similarity']:.2f}), placed by their cosine to each area's "
-        "aliases and name. Merge what you agree",
-        "# with into the taxonomy, then run `tagger taxonomy lint`.",
-        f"# {result.frequent:,} groups are that frequent; {result.generic:,} of them are left "
-        "out as generic: not twice as",
-        "# common in weakly tagged papers as overall, or spread over many areas where tagged well.",
-        "",
-    ]
+    about = (
+        f"tagger suggest {result.source}: {result.papers:,} papers, {result.weak:,} with no tag or "
+        f"a best tag below {s['weak_below']:.2f}. Keyphrases of at least {s['min_papers']:g} of "
+        "those papers that no alias or cue matches, near-duplicates grouped (cosine >= "
+        f"{s['group_similarity']:.2f}), placed by their cosine to each area's aliases and name. "
+        f"{result.frequent:,} groups are that frequent; {result.generic:,} of them are left out as "
+        "generic: not twice as common in weakly tagged papers as overall, or spread over many "
+        "areas where tagged well. Merge what you agree with into the taxonomy, then run "
+        "`tagger taxonomy lint`.")
+    lines = [*textwrap.wrap(about, width=98, initial_indent="# ", subsequent_indent="# "), ""]
     if not result.aliases and not result.new_areas:
         return "\n".join([*lines, "# Nothing to suggest: no such keyphrase is frequent enough.",
                           "aliases: {}", "new_areas: []", ""])
