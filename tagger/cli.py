@@ -1,22 +1,27 @@
-"""The ``tagger`` command line. Data goes to stdout and only data; messages go to stderr.
+"""The ``tagger`` command line: it parses options, calls the library and prints. Data goes to
+stdout and only data; messages go to stderr.
 
-Exit codes: 0 success, 1 an error (or, for ``tag``, some records were rejected), 2 a usage error.
+Exit codes: 0 success, 1 an error (or, for ``tag``, some records were rejected), 2 a usage error,
+130 interrupted.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import functools
-import itertools
-import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .errors import InputError, TaggerError
+from .config import TaggerConfig
+from .errors import TaggerError
+from .schemes import schemes
+
+FILE_HELP = "FILE is tagged output (`tagger tag`), or - for stdin."
+
 
 def _example(*commands: str) -> str:
     """A help epilog: the runnable example every command's help ends with."""
@@ -29,6 +34,23 @@ def taxonomy_option(command: Callable[..., Any]) -> Callable[..., Any]:
         "--taxonomy", "taxonomy_path", type=click.Path(dir_okay=False, path_type=Path),
         default=None, metavar="FILE",
         help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.")(command)
+
+
+def config_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Options for settings of TaggerConfig, with its defaults, ranges and help."""
+    defaults = TaggerConfig()
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for name in reversed(names):
+            field = next(f for f in dataclasses.fields(TaggerConfig) if f.name == name)
+            low, high = field.metadata["minimum"], field.metadata["maximum"]
+            kind = click.IntRange(low, high) if field.type == "int" else click.FloatRange(low, high)
+            command = click.option(f"--{name.replace('_', '-')}", name, type=kind,
+                                   default=getattr(defaults, name), show_default=True,
+                                   help=TaggerConfig.help(name))(command)
+        return command
+
+    return decorate
 
 
 def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,6 +75,10 @@ def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _warning(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]},
              epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
                              "tagger filter tagged.jsonl --area rl"))
@@ -69,19 +95,11 @@ def main() -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write JSONL here instead of stdout.")
-@click.option("--format", "input_format", type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
-              default="auto", show_default=True, help="Input format; auto guesses from the file.")
+@click.option("--format", "input_format", default="auto", show_default=True,
+              type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
+              help="Input format; auto guesses from the file.")
 @taxonomy_option
-@click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Keyphrases per paper.")
-@click.option("--diversity", type=click.FloatRange(0, 1), default=0.2, show_default=True,
-              help="MMR diversity of the keyphrases; 0 ranks by relevance alone.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.25, show_default=True,
-              help="Drop tags scoring below this.")
-@click.option("--max-tags", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Keep at most this many tags per paper.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Papers embedded together.")
+@config_options("top_n", "diversity", "min_score", "max_tags", "batch_size")
 @click.option("-w", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes tagging in parallel; output is identical for any number.")
 @click.option("--errors", "errors_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -92,9 +110,8 @@ def main() -> None:
               help="Progress bar on stderr. Default: when stderr is a terminal.")
 @reports_errors
 def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
-        taxonomy_path: Path | None, top_n: int, diversity: float, min_score: float,
-        max_tags: int, batch_size: int, workers: int, errors_path: Path | None, resume: bool,
-        progress: bool | None) -> None:
+        taxonomy_path: Path | None, workers: int, errors_path: Path | None, resume: bool,
+        progress: bool | None, **settings: Any) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
     INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
@@ -103,84 +120,17 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
     command with --resume finishes the file as one uninterrupted run would have written it.
     """
     from .pipeline import Tagger
-    from .readers import iter_records
-    from .writers import JsonlWriter, dumps, resume_point
+    from .run import tag_files
 
     if resume and output is None:
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
-    done = resume_point(output) if resume else []
-
-    tagger = Tagger.from_taxonomy(taxonomy_path, top_n=top_n, diversity=diversity,
-                                  min_score=min_score, max_tags=max_tags, batch_size=batch_size)
-    fmt = None if input_format == "auto" else input_format
-    # Checking every input now makes a missing file fail before the models load.
-    readers = [iter_records(source, format=fmt) for source in inputs]
-    errors = errors_path.open("wb", buffering=0) if errors_path else None
-    rejected = duplicates = 0
-    seen_ids: set[str] = set()
-
-    def papers() -> Iterator[Any]:
-        nonlocal rejected, duplicates
-        resumed = 0
-        for item in itertools.chain.from_iterable(readers):
-            if isinstance(item, InputError):
-                rejected += 1
-                click.echo(f"Warning: skipped {item}", err=True)
-                if errors:
-                    errors.write(dumps({"source": item.source, "line": item.line,
-                                        "record": item.record, "id": item.record_id,
-                                        "reason": item.reason}))
-                continue
-            if item.id in seen_ids:
-                duplicates += 1
-                click.echo(f"Warning: paper id {item.id!r} appears again; both records are "
-                           "tagged and kept, in input order", err=True)
-            seen_ids.add(item.id)
-            if resumed < len(done):  # tagged by the run being resumed
-                if item.id != done[resumed]:
-                    raise InputError(
-                        f"line {resumed + 1} holds paper {done[resumed]!r} but the inputs' paper "
-                        f"{resumed + 1} is {item.id!r}: this file is not an earlier run over "
-                        "these inputs (remove it, or drop --resume)", source=str(output))
-                resumed += 1
-                continue
-            yield item
-
-    show = sys.stderr.isatty() if progress is None else progress
-    # unbuffered: each line goes to the file in one write, so a killed run leaves whole lines
-    stream = output.open("ab" if resume else "wb", buffering=0) if output else sys.stdout.buffer
-    try:
-        writer = JsonlWriter(stream)
-        results = tagger.tag_many(papers(), workers=workers)
-        if show:
-            from tqdm import tqdm
-            results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
-        for tagged in results:
-            writer.write(tagged)
-        writer.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:  # a full disk, a vanished mount
-        raise TaggerError(f"cannot write {output or 'to stdout'}: {exc.strerror or exc}. The "
-                          f"{writer.count:,} lines written are complete; fix this and run the "
-                          "same command with --resume to continue") from None
-    finally:
-        tagger.close()
-        if errors:
-            errors.close()
-        if output:
-            with contextlib.suppress(OSError):  # already reported above
-                stream.close()
-    where = f" to {output}" if output else ""
-    summary = f"tagged {writer.count:,} papers{where}"
-    if done:
-        summary += f" after the {len(done):,} already there"
-    if duplicates:
-        summary += f" ({duplicates:,} with an id seen before)"
-    if rejected:
-        summary += f", {rejected:,} rejected" + (f": see {errors_path}" if errors_path else "")
-    click.echo(summary, err=True)
-    if rejected:
+    with Tagger.from_taxonomy(taxonomy_path, TaggerConfig(**settings)) as tagger:
+        summary = tag_files(
+            tagger, inputs, output or sys.stdout.buffer, errors=errors_path, resume=resume,
+            format=None if input_format == "auto" else input_format, workers=workers,
+            progress=sys.stderr.isatty() if progress is None else progress, warn=_warning)
+    click.echo(str(summary), err=True)
+    if summary.rejected:
         sys.exit(1)
 
 
@@ -203,78 +153,34 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
 def filter_(tagged: str, areas: tuple[str, ...], where: str | None, venue: str | None,
             year: int | None, min_score: float, output_format: str,
             taxonomy_path: Path | None) -> None:
-    """Keep the tagged papers in some research areas. FILE is tagged JSONL, or - for stdin.
+    """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
     import csv
 
-    from .query import parse_query
+    from .output import read_tagged_lines
+    from .query import paper_filter
     from .taxonomy import load_taxonomy
 
-    known = load_taxonomy(taxonomy_path).by_id
-    any_of = parse_query(" or ".join(areas), known) if areas else None
-    expression = parse_query(where, known) if where is not None else None
-    out = sys.stdout.buffer
+    keep = paper_filter(load_taxonomy(taxonomy_path).by_id, areas=areas, where=where,
+                        venue=venue, year=year, min_score=min_score)
     table = csv.writer(sys.stdout, lineterminator="\n") if output_format == "csv" else None
     if table:
         table.writerow(["id", "title", "venue", "year", "tags"])
-    for line, record in _read_tagged(tagged):
-        paper = record["paper"]
-        if venue is not None and str(paper.get("venue") or "").lower() != venue.lower():
-            continue
-        if year is not None and paper.get("year") != year:
-            continue
-        tagged_areas = {area for tag in record["tags"] if tag["score"] >= min_score
-                        for area in tag["path"]}
-        if any_of and not any_of(tagged_areas) or expression and not expression(tagged_areas):
+    for line in read_tagged_lines(tagged):
+        paper = line.record.paper
+        if not keep(line.record):
             continue
         if output_format == "jsonl":
-            out.write(line if line.endswith(b"\n") else line + b"\n")
+            sys.stdout.buffer.write(line.raw)
         elif table:
-            table.writerow([paper.get("id"), paper.get("title") or "", paper.get("venue") or "",
-                            paper.get("year") or "", ";".join(t["id"] for t in record["tags"])])
+            table.writerow([paper.id, paper.title or "", paper.venue or "", paper.year or "",
+                            ";".join(tag.id for tag in line.record.tags)])
         else:
-            text = paper.get("id") if output_format == "ids" else (
-                paper.get("title") or paper.get("abstract", "")[:100])
-            click.echo(text)
-    out.flush()
-
-
-def _read_tagged(source: str) -> Iterator[tuple[bytes, dict]]:
-    """Each line of a tagged JSONL file (`tagger tag` output), with its record."""
-    import orjson
-
-    for number, line in _lines(source):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            record = None
-        if not (isinstance(record, dict) and "paper" in record
-                and isinstance(record.get("tags"), list)):
-            raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
-                             source=source, line=number)
-        yield line, record
-
-
-def _lines(source: str) -> Iterator[tuple[int, bytes]]:
-    if source == "-":
-        handle = sys.stdin.buffer
-    else:
-        try:
-            handle = open(source, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            raise InputError("no such file", source=source) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a file", source=source) from None
-    try:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield number, line
-    finally:
-        if handle is not sys.stdin.buffer:
-            handle.close()
+            click.echo(paper.id if output_format == "ids" else paper.title or paper.abstract[:100])
+    sys.stdout.flush()
 
 
 @main.command(epilog=_example("tagger stats examples/tagged/icml2025-abstracts.jsonl",
@@ -288,17 +194,15 @@ def _lines(source: str) -> Iterator[tuple[int, bytes]]:
 def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) -> None:
     """Count a tagged corpus by area: the area tree with papers and shares (per venue when
     there are several), the most frequent pairs of top-level areas, and untagged papers.
-    FILE is tagged JSONL, or - for stdin."""
-    import orjson
-
+    FILE is tagged output, or - for stdin."""
+    from .output import read_tagged
     from .stats import corpus_stats, render
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
-    result = corpus_stats((record for _, record in _read_tagged(tagged)), taxonomy)
+    result = corpus_stats(read_tagged(tagged), taxonomy)
     if as_json:
-        click.echo(orjson.dumps(result.as_dict(taxonomy, top_pairs=pairs),
-                                option=orjson.OPT_INDENT_2).decode())
+        _print_json(result.as_dict(taxonomy, top_pairs=pairs))
     else:
         click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
 
@@ -316,13 +220,14 @@ def report(tagged: str, output: Path | None, title: str | None,
     """Write one self-contained HTML page about a tagged corpus: papers per area (the tree), a
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
     filterable paper list with each tag's evidence highlighted. Opens without a network.
-    FILE is tagged JSONL, or - for stdin."""
+    FILE is tagged output, or - for stdin."""
+    from .output import read_tagged
     from .report import build_report, render_html
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
     name = "stdin" if tagged == "-" else Path(tagged).name
-    data = build_report((record for _, record in _read_tagged(tagged)), taxonomy, source=name)
+    data = build_report(read_tagged(tagged), taxonomy, source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
     if output is None:
         click.echo(page, nl=False)
@@ -351,26 +256,22 @@ def report(tagged: str, output: Path | None, title: str | None,
               help="At most this many alias and this many new-area suggestions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
 @reports_errors
-def suggest(tagged: str, taxonomy_path: Path | None, weak_below: float, min_papers: int,
-            group_similarity: float, alias_similarity: float, limit: int, as_json: bool) -> None:
+def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: Any) -> None:
     """Suggest how to grow the taxonomy: keyphrases frequent in papers with no tag or only weak
     tags, near-duplicates grouped, proposed as aliases of the area whose aliases they are nearest
     to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
-    Prints a YAML snippet to merge into the taxonomy. FILE is tagged JSONL, or - for stdin."""
-    import orjson
-
-    from .embedders import make_embedder
+    Prints a YAML snippet to merge into the taxonomy. FILE is tagged output, or - for stdin."""
+    from . import embedders
+    from .output import read_tagged
     from .suggest import render_yaml
     from .suggest import suggest as find_suggestions
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
-    result = find_suggestions(
-        (record for _, record in _read_tagged(tagged)), taxonomy, make_embedder(), source="stdin" if tagged == "-" else tagged,
-        weak_below=weak_below, min_papers=min_papers, group_similarity=group_similarity,
-        alias_similarity=alias_similarity, limit=limit)
+    result = find_suggestions(read_tagged(tagged), taxonomy, embedders.make_embedder(),
+                              source="stdin" if tagged == "-" else tagged, **settings)
     if as_json:
-        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        _print_json(result.as_dict())
     else:
         click.echo(render_yaml(result, taxonomy), nl=False)
 
@@ -379,6 +280,8 @@ def suggest(tagged: str, taxonomy_path: Path | None, weak_below: float, min_pape
 @reports_errors
 def schema() -> None:
     """Print the JSON Schema of one line of `tagger tag` output."""
+    import json
+
     from .records import TaggedPaper
 
     click.echo(json.dumps(TaggedPaper.model_json_schema(), indent=2, ensure_ascii=False))
@@ -409,10 +312,10 @@ def check(taxonomy_path: Path | None) -> None:
     "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
     "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl"))
 @taxonomy_option
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, metavar="FILE",
-              help="Tagged JSONL (`tagger tag` output): also report rules that never fired and "
-                   "areas never tagged.")
+@click.option("--corpus", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE",
+              help="Tagged output (`tagger tag`): also report rules that never fired and areas "
+                   "never tagged.")
 @reports_errors
 def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     """Find faults in a taxonomy, one line each with its YAML line number.
@@ -438,7 +341,7 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 @click.argument("papers", metavar="FILE")
 @click.option("--gold-field", default="primary_area", show_default=True,
               help="The field of each paper that holds the author's label.")
-@click.option("--scheme", type=click.Choice(["iclr", "icml", "iclr_topic"]), required=True,
+@click.option("--scheme", type=click.Choice(list(schemes())), required=True,
               help="Which crosswalk of the taxonomy the labels are in.")
 @taxonomy_option
 @click.option("--references", is_flag=True,
@@ -452,45 +355,21 @@ def eval_(papers: str, gold_field: str, scheme: str, taxonomy_path: Path | None,
     """Measure tags against authors' labels and keyphrases against authors' keywords.
 
     FILE holds labelled papers (any input format: they are tagged first) or the output of
-    `tagger tag` (evaluated as it is).
+    `tagger tag` (evaluated as it is); - reads stdin.
     """
-    import time
+    from .evaluate import evaluate_file, render
+    from .pipeline import Tagger
 
-    import orjson
-
-    from .evaluate import evaluate_records, keybert_keyphrases, render, yake_keyphrases
-
-    seconds = None
-    records = _tagged_records(papers)
-    if records is None:
-        from .pipeline import Tagger
-        from .readers import read_papers
-        from .writers import dumps
-
-        tagger = Tagger.from_taxonomy(taxonomy_path)
-        inputs = list(read_papers(papers))
-        started = time.perf_counter()
-        records = [t.model_dump(mode="json") for t in tagger.tag_many(inputs)]
-        seconds = time.perf_counter() - started
-        if save_tagged:
-            save_tagged.write_bytes(b"".join(dumps(r) for r in records))
-    refs = None
-    if references:
-        texts = [f"{r['paper'].get('title') or ''}. {r['paper']['abstract']}" for r in records]
-        refs = {"YAKE (n=3)": yake_keyphrases(texts),
-                "KeyBERT (1-2 grams)": keybert_keyphrases(texts)}
-    result = evaluate_records(records, scheme=scheme, gold_field=gold_field, source=papers,
-                              references=refs, seconds=seconds)
+    with Tagger.from_taxonomy(taxonomy_path) as tagger:
+        result = evaluate_file(papers, tagger, scheme=scheme, gold_field=gold_field,
+                               references=references, save_tagged=save_tagged)
     if as_json:
-        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        _print_json(result.as_dict())
     else:
         click.echo(render(result), nl=False)
 
 
-def _tagged_records(source: str) -> list[dict] | None:
-    """The records of a `tagger tag` output file, or None when the file holds plain papers."""
-    try:
-        next(_read_tagged(source), None)
-    except InputError:
-        return None
-    return [record for _, record in _read_tagged(source)]
+def _print_json(data: Any) -> None:
+    import orjson
+
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())

@@ -13,9 +13,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .config import DEFAULT_EMBEDDING_MODEL
 from .errors import ModelError
-
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 @runtime_checkable
@@ -35,9 +34,6 @@ class MiniLMEmbedder:
         self.block = block
         self.max_seq_length = max_seq_length
         self._model = None
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_model": None}  # a worker process loads its own copy
 
     @property
     def model(self):
@@ -123,8 +119,8 @@ class CachedEmbedder:
         return np.vstack(rows)
 
 
-def make_embedder(name: str = DEFAULT_MODEL) -> Embedder:
-    """The embedder for a model name given on the command line."""
-    if name in (DEFAULT_MODEL, MiniLMEmbedder.name, "minilm"):
+def make_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
+    """The embedder for a model name (``TaggerConfig.embedding_model``)."""
+    if name in (DEFAULT_EMBEDDING_MODEL, MiniLMEmbedder.name, "minilm"):
         return MiniLMEmbedder()
-    raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_MODEL}")
+    raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_EMBEDDING_MODEL}")

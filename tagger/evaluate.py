@@ -20,14 +20,21 @@ R@k = matches / keywords, F1 averaged over papers that have keywords.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ModelError
+from .output import dumps, read_tagged, sniff_tagged
+from .records import AreaTag, TaggedPaper
+from .schemes import SUBTOPIC, schemes
 
-SUBTOPIC = "->"
+if TYPE_CHECKING:
+    from .pipeline import Tagger
 
 
 @dataclass
@@ -74,7 +81,7 @@ class AreaReport:
         }
 
 
-def ranked_labels(tags: Sequence[dict], scheme: str, *, level: str = "label") -> list[str]:
+def ranked_labels(tags: Sequence[AreaTag], scheme: str, *, level: str = "label") -> list[str]:
     """The distinct labels a paper's tags map to, best tag first.
 
     ``level`` is "label" (as written), "area" (the part before '->') or "subtopic" (a tagged
@@ -82,7 +89,7 @@ def ranked_labels(tags: Sequence[dict], scheme: str, *, level: str = "label") ->
     """
     labels: list[str] = []
     for tag in tags:
-        for label in tag.get("crosswalk", {}).get(scheme, []):
+        for label in tag.crosswalk.get(scheme, []):
             if level == "area":
                 label = label.split(SUBTOPIC)[0]
             if label not in labels:
@@ -185,9 +192,6 @@ def mean_keyphrase_f1(runs: Iterable[tuple[Sequence[str], Sequence[str]]], k: in
 
 # --- running an evaluation over a file ---------------------------------------------------------
 
-SCHEME_LEVELS = {"iclr": ("label",), "icml": ("area", "subtopic"), "iclr_topic": ("area", "subtopic")}
-
-
 @dataclass
 class Evaluation:
     source: str
@@ -206,27 +210,54 @@ class Evaluation:
                 "tagging_seconds": None if self.seconds is None else round(self.seconds, 2)}
 
 
-def evaluate_records(records: Sequence[dict], *, scheme: str, gold_field: str, source: str,
-                     references: dict[str, Sequence[Sequence[str]]] | None = None,
+def evaluate_file(source: str | Path, tagger: Tagger, *, scheme: str, gold_field: str,
+                  references: bool = False, save_tagged: str | Path | None = None) -> Evaluation:
+    """Evaluate a file (or "-" for stdin, read once) of labelled papers in any input format,
+    which ``tagger`` tags first (and, with ``save_tagged``, writes there), or of tagged output,
+    evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases."""
+    from .readers import read_papers
+
+    tagged, stdin = sniff_tagged(source)
+    seconds = None
+    if tagged:
+        records = list(read_tagged(source, stdin=stdin))
+    else:
+        papers = list(read_papers(source, stdin=stdin))
+        started = time.perf_counter()
+        records = list(tagger.tag_many(papers))
+        seconds = time.perf_counter() - started
+        if save_tagged:
+            Path(save_tagged).write_bytes(b"".join(dumps(record) for record in records))
+    refs = None
+    if references:
+        texts = [f"{r.paper.title or ''}. {r.paper.abstract}" for r in records]
+        refs = {"YAKE (n=3)": yake_keyphrases(texts),
+                "KeyBERT (1-2 grams)": keybert_keyphrases(texts)}
+    return evaluate_records(records, scheme=scheme, gold_field=gold_field, source=str(source),
+                            references=refs, seconds=seconds)
+
+
+def evaluate_records(records: Sequence[TaggedPaper], *, scheme: str, gold_field: str,
+                     source: str, references: dict[str, Sequence[Sequence[str]]] | None = None,
                      seconds: float | None = None) -> Evaluation:
-    """Metrics over tagged records (dicts of `tagger tag` output lines).
+    """Metrics over tagged records; the author's label is the paper's field ``gold_field``.
 
     ``references`` maps a reference system's name to its keyphrases for each record, in order.
     """
-    if scheme not in SCHEME_LEVELS:
-        raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEME_LEVELS)}")
-    labelled = [r for r in records if r["paper"].get(gold_field)]
+    if scheme not in schemes():
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(schemes())}")
+    labelled = [(r, _gold(r, gold_field)) for r in records]
+    labelled = [(r, gold) for r, gold in labelled if gold]
     reports = []
-    for level in SCHEME_LEVELS[scheme]:
+    for level in schemes()[scheme].levels:
         pairs = []
-        for record in labelled:
-            gold = record["paper"][gold_field]
+        for record, gold in labelled:
             if level == "area":
                 gold = gold.split(SUBTOPIC)[0]
-            pairs.append((gold, ranked_labels(record["tags"], scheme, level=level)))
+            pairs.append((gold, ranked_labels(record.tags, scheme, level=level)))
         reports.append(area_report(pairs, level=level))
-    gold_keywords = [r["paper"].get("keywords") or [] for r in records]
-    systems = {"tagger": [[k["text"] for k in r["keyphrases"]] for r in records]}
+    gold_keywords = [r.paper.keywords or [] for r in records]
+    systems = {"tagger": [[k.text for k in r.keyphrases] for r in records]}
     systems.update(references or {})
     keyphrases = {name: {f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold_keywords), k), 4)
                          for k in (5, 10)}
@@ -234,6 +265,12 @@ def evaluate_records(records: Sequence[dict], *, scheme: str, gold_field: str, s
     return Evaluation(source=source, scheme=scheme, gold_field=gold_field, papers=len(labelled),
                       areas=reports, keyphrases=keyphrases,
                       keyword_papers=sum(1 for g in gold_keywords if g), seconds=seconds)
+
+
+def _gold(record: TaggedPaper, field: str) -> str | None:
+    """The author's label: a field of the paper, kept as it came (papers keep unknown fields)."""
+    value = getattr(record.paper, field, None)
+    return value if isinstance(value, str) and value else None
 
 
 def yake_keyphrases(texts: Sequence[str], top_n: int = 10) -> list[list[str]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .config import TaggerConfig
 from .embedders import CachedEmbedder, Embedder
 from .records import Keyphrase, Span
 from .text import Analysis, Token, acronym_singular, is_acronym
@@ -59,7 +60,7 @@ class Candidate:
     first: int = 0  # position of the first occurrence, in words
 
 
-def candidates(analysis: Analysis, *, max_words: int = 3) -> dict[str, Candidate]:
+def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
     """Noun-phrase candidates of one paper, keyed by normalised form, in order of first occurrence."""
     words = analysis.words
     found: dict[str, Candidate] = {}
@@ -146,43 +147,18 @@ class KeyphraseExtractor:
 
     KeyBERT gives each candidate its cosine similarity to the paper. Authors' own keywords are
     also the phrases they put in the title and repeat, so the ranking score is
-    ``similarity + title_weight * [in title] + frequency_weight * ln(occurrences)``; with
+    ``similarity + title_bonus * [in title] + frequency_bonus * ln(occurrences)``; with
     ``diversity > 0``, Maximal Marginal Relevance then trades score for variety. Only the
     ``max_candidates`` best by position and frequency are embedded, and the paper is embedded
-    by its first ``doc_words`` words.
+    by its first ``doc_words`` words (all settings of :class:`~tagger.config.TaggerConfig`).
     Phrase embeddings are cached across the run; a batch of papers is embedded at once.
     """
 
-    def __init__(self, embedder: Embedder, *, top_n: int = 10, diversity: float = 0.2,
-                 max_words: int = 3, title_weight: float = 0.15, frequency_weight: float = 0.15,
-                 max_candidates: int = 30, doc_words: int = 96,
-                 cache_size: int = 100_000) -> None:
-        _check_int("top_n", top_n, 1)
-        _check_int("max_words", max_words, 1)
-        _check_int("max_candidates", max_candidates, 1)
-        _check_int("doc_words", doc_words, 1)
-        for name, value in (("diversity", diversity), ("title_weight", title_weight),
-                            ("frequency_weight", frequency_weight)):
-            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"The {name!r} parameter of KeyphraseExtractor must be a float "
-                                 f"in [0, 1]. Got {value!r} instead.")
+    def __init__(self, embedder: Embedder, config: TaggerConfig | None = None) -> None:
         self.embedder = embedder
-        self.top_n = top_n
-        self.diversity = diversity
-        self.max_words = max_words
-        self.max_candidates = max_candidates
-        self.doc_words = doc_words
-        self.title_weight = title_weight
-        self.frequency_weight = frequency_weight
-        self._phrases = CachedEmbedder(embedder, max_entries=cache_size)
+        self.config = config or TaggerConfig()
+        self._phrases = CachedEmbedder(embedder, max_entries=self.config.phrase_cache)
         self._keybert = None
-
-    def __getstate__(self) -> dict:
-        """A worker process starts with an empty cache and builds its own KeyBERT."""
-        state = dict(self.__dict__)
-        state["_keybert"] = None
-        state["_phrases"] = CachedEmbedder(self.embedder, max_entries=self._phrases.max_entries)
-        return state
 
     @property
     def keybert(self):
@@ -201,7 +177,8 @@ class KeyphraseExtractor:
 
     def extract(self, docs: Sequence[str], analyses: Sequence[Analysis]) -> list[list[Keyphrase]]:
         """Keyphrases of each paper, best first; one list per paper, in order."""
-        per_doc = [self._shortlist(candidates(a, max_words=self.max_words)) for a in analyses]
+        config = self.config
+        per_doc = [self._shortlist(candidates(a, max_words=config.max_words)) for a in analyses]
         results: list[list[Keyphrase]] = [[] for _ in docs]
         todo = [i for i, found in enumerate(per_doc) if found]
         if not todo:
@@ -217,7 +194,7 @@ class KeyphraseExtractor:
         similarities = self.keybert.extract_keywords(
             [str(i) for i in todo],
             vectorizer=vectorizer,
-            doc_embeddings=self.embedder.embed([_opening(docs[i], self.doc_words) for i in todo]),
+            doc_embeddings=self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
             word_embeddings=phrase_embeddings,
             top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
         )
@@ -228,11 +205,11 @@ class KeyphraseExtractor:
             found = per_doc[i]
             ranked = sorted(((self._score(found[key], similarity), key) for key, similarity in scored),
                             key=lambda pair: (-pair[0], pair[1]))
-            if self.diversity > 0:  # pick a varied set, then list it best first
-                picked = _mmr(ranked, phrase_embeddings, row, self.top_n, self.diversity)
+            if config.diversity > 0:  # pick a varied set, then list it best first
+                picked = _mmr(ranked, phrase_embeddings, row, config.top_n, config.diversity)
                 ranked = sorted(picked, key=lambda pair: (-pair[0], pair[1]))
             results[i] = [Keyphrase(text=found[key].text, normalized=key, score=round(score, 4),
-                                    spans=found[key].spans) for score, key in ranked[:self.top_n]]
+                                    spans=found[key].spans) for score, key in ranked[:config.top_n]]
         return results
 
     def _shortlist(self, found: dict[str, Candidate]) -> dict[str, Candidate]:
@@ -240,17 +217,18 @@ class KeyphraseExtractor:
         before any embedding: most of a paper's 80-odd sub-phrases never reach the top ten,
         and dropping them early is both faster and (measured on author keywords) a little
         better."""
-        if len(found) <= self.max_candidates:
+        limit = self.config.max_candidates
+        if len(found) <= limit:
             return found
         prior = sorted(found.values(), key=lambda c: (-self._score(c, 0.0) + c.first / 10_000
                                                      - 0.02 * (len(c.key.split()) == 2), c.key))
-        keep = {c.key for c in prior[:self.max_candidates]}
+        keep = {c.key for c in prior[:limit]}
         return {key: c for key, c in found.items() if key in keep}
 
     def _score(self, candidate: Candidate, similarity: float) -> float:
         in_title = any(span.field == "title" for span in candidate.spans)
-        return (similarity + self.title_weight * in_title
-                + self.frequency_weight * math.log(len(candidate.spans)))
+        return (similarity + self.config.title_bonus * in_title
+                + self.config.frequency_bonus * math.log(len(candidate.spans)))
 
 
 def _opening(text: str, words: int) -> str:
@@ -276,9 +254,3 @@ def _mmr(ranked: list[tuple[float, str]], embeddings: np.ndarray, row: dict[str,
         chosen.append(best)
         closest = np.maximum(closest, similarity[best])
     return [pool_items[k] for k in chosen]
-
-
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"The {name!r} parameter of KeyphraseExtractor must be an int >= "
-                         f"{minimum}. Got {value!r} instead.")

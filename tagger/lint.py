@@ -9,27 +9,22 @@ crosswalks and, given a tagged corpus, rules that never fire.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .errors import InputError, TaxonomyError
-from .taxonomy import SCHEMES, Taxonomy, _line_numbers, default_taxonomy_path, load_taxonomy
-
-try:  # Python 3.11+; sre_parse is the deprecated name of the same module
-    import re._parser as _sre
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre  # type: ignore[no-redef]
+from .errors import TaxonomyError
+from .matching import RuleSet
+from .output import read_tagged
+from .schemes import schemes
+from .taxonomy import Taxonomy, default_taxonomy_path, load_taxonomy
 
 # Words an upper-case acronym would collide with, on top of spaCy's English stop words.
 COMMON_WORDS = frozenset({"it", "us", "am", "so", "on", "no", "go", "can", "may", "one", "aim",
                           "art", "map", "mix", "set", "top", "war", "big"})
-RULE_KINDS = ("aliases", "cues", "acronyms", "patterns")
+RULE_FIELDS = ("aliases", "cues", "acronyms", "patterns")  # what can tag an area (not exclude)
 _SHOWN = 3  # rules named in a "never fired" finding
 
 
@@ -60,9 +55,7 @@ def lint_taxonomy(path: str | Path | None = None,
         taxonomy = load_taxonomy(path)
     except TaxonomyError as exc:
         return [_structural(problem, str(path)) for problem in exc.problems]
-    node = yaml.compose(path.read_text(encoding="utf-8-sig"), Loader=yaml.SafeLoader)
-    lines = _line_numbers(node)
-    linter = _Linter(taxonomy, lines)
+    linter = _Linter(taxonomy)
     linter.shared_phrases()
     linter.acronyms()
     linter.patterns()
@@ -82,10 +75,9 @@ def _structural(problem: str, source: str) -> Finding:
 
 
 class _Linter:
-    def __init__(self, taxonomy: Taxonomy, lines: dict[tuple[Any, ...], int]) -> None:
+    def __init__(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
-        self.lines = lines
-        self.index = {area.id: i for i, area in enumerate(taxonomy.areas)}
+        self.line_of = taxonomy.line_of
         self.findings: list[Finding] = []
 
     def warn(self, area: str, message: str, *where: Any) -> None:
@@ -94,31 +86,22 @@ class _Linter:
         self.findings.append(Finding("warning", line, area, f"area {area!r}: {message}",
                                      self.taxonomy.source))
 
-    def line_of(self, area: str, *where: Any) -> int | None:
-        return self.lines.get(("areas", self.index[area], *where), self.taxonomy.lines.get(area))
-
     def shared_phrases(self) -> None:
         """An alias or cue whose normalised words are another area's alias or cue."""
-        from .text import load_spacy, tokenize_phrase
-
-        nlp = load_spacy()
-        first: dict[tuple[str, ...], tuple[str, str, str, int]] = {}
-        for area in self.taxonomy.areas:
-            for field in ("aliases", "cues"):
-                for k, phrase in enumerate(getattr(area, field)):
-                    for words in tokenize_phrase(nlp, phrase):
-                        if words not in first:
-                            first[words] = (area.id, field, phrase, k)
-                            continue
-                        other, other_field, other_phrase, other_k = first[words]
-                        if other == area.id:
-                            continue
-                        kind = "its ancestor" if other in self.taxonomy.path(area.id) else "area"
-                        self.warn(area.id, f"{_singular(field)} {phrase!r} is also the "
-                                  f"{_singular(other_field)} {other_phrase!r} of {kind} {other!r} "
-                                  f"(line {self.line_of(other, other_field, other_k)}) "
-                                  "(keep it in one area)", field, k)
-                        break  # one finding per phrase
+        first: dict[tuple[str, ...], Any] = {}
+        for rule in RuleSet(self.taxonomy).rules:
+            if rule.kind not in ("alias", "cue"):
+                continue
+            for words in rule.words:
+                other = first.setdefault(words, rule)
+                if other.area == rule.area:
+                    continue
+                kind = "its ancestor" if other.area in self.taxonomy.path(rule.area) else "area"
+                self.warn(rule.area, f"{rule.kind} {rule.text!r} is also the {other.kind} "
+                          f"{other.text!r} of {kind} {other.area!r} "
+                          f"(line {self.line_of(other.area, other.field, other.index)}) "
+                          "(keep it in one area)", rule.field, rule.index)
+                break  # one finding per phrase
 
     def acronyms(self) -> None:
         """An acronym two areas claim, or one that is an English word when upper-cased."""
@@ -151,14 +134,14 @@ class _Linter:
 
     def empty_areas(self) -> None:
         for area in self.taxonomy.areas:
-            has_rules = any(getattr(area, f) for f in RULE_KINDS)
+            has_rules = any(getattr(area, f) for f in RULE_FIELDS)
             if not has_rules and not self.taxonomy.children[area.id]:
                 self.warn(area.id, "has no rules and no sub-areas, so nothing can tag it "
                           "(add aliases, cues, acronyms or patterns, or remove it)")
 
     def crosswalks(self) -> None:
         for area in self.taxonomy.areas:
-            missing = [s for s in SCHEMES if s not in self.taxonomy.crosswalk(area.id)]
+            missing = [s for s in schemes() if s not in self.taxonomy.crosswalk(area.id)]
             if missing:
                 self.warn(area.id, f"no {', '.join(missing)} crosswalk, its own or an ancestor's "
                           "(add crosswalk labels to it or to a parent)")
@@ -167,20 +150,13 @@ class _Linter:
         """Rules that never fired in a tagged corpus, and areas it never tagged."""
         fired: dict[str, set[str]] = defaultdict(set)
         tagged: set[str] = set()
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    for tag in json.loads(line)["tags"]:
-                        tagged.add(tag["id"])
-                        for evidence in tag["evidence"]:
-                            fired[evidence["area"]].add(evidence["rule"])
-                except (ValueError, KeyError, TypeError):
-                    raise InputError("not a line of tagged JSONL (run `tagger tag` first)",
-                                     source=str(path), line=number) from None
+        for record in read_tagged(path):
+            for tag in record.tags:
+                tagged.add(tag.id)
+                for evidence in tag.evidence:
+                    fired[evidence.area].add(evidence.rule)
         for area in self.taxonomy.areas:
-            rules = [r for f in RULE_KINDS for r in getattr(area, f)]
+            rules = [r for f in RULE_FIELDS for r in getattr(area, f)]
             silent = [r for r in rules if r not in fired[area.id]]
             if area.id not in tagged:
                 none = f", and none of its {len(rules)} rules fired" if rules else ""
@@ -197,49 +173,94 @@ class _Linter:
 
 
 def can_backtrack_catastrophically(pattern: str) -> bool:
-    """A heuristic over the parsed pattern: a repeat (at most more than once) whose body holds an
-    unbounded repeat, like ``(a+)+`` or ``(\\w+\\s?)+``, or alternatives that start alike, like
-    ``(a|a)*``. Possessive repeats and atomic groups never backtrack and are not flagged."""
-    return _nested(_sre.parse(pattern), inside_repeat=False)
+    """A heuristic over the pattern as the ``regex`` engine (which runs the patterns) parses it:
+    a repeat (at most more than once) whose body holds an unbounded repeat, like ``(a+)+`` or
+    ``(\\w+\\s?)+``, or alternatives that start alike, like ``(a|a)*``. Possessive repeats and
+    atomic groups never backtrack and are not flagged. A pattern it cannot read is not flagged."""
+    try:
+        parsed = _parse(pattern)
+    except Exception:  # noqa: BLE001 - regex.compile accepted it; the analysis is best effort
+        return False
+    return _nested(parsed, inside_repeat=False)
 
 
-_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
+def _parse(pattern: str) -> Any:
+    """The parse tree the ``regex`` module builds before compiling (its own parser, so its
+    syntax, such as ``\\p{Lu}`` or ``(?V1)``, is understood); flags set inside the pattern
+    apply to all of it, as in ``regex.compile``."""
+    from regex import _regex_core as core
+
+    flags = 0
+    while True:
+        source = core.Source(pattern)
+        info = core.Info(flags, source.char_type, {})
+        source.ignore_space = bool(info.flags & core.VERBOSE)
+        try:
+            return core._parse_pattern(source, info)
+        except core._UnscopedFlagSet:
+            flags = info.global_flags
 
 
-def _nested(items: Any, inside_repeat: bool) -> bool:
-    for op, av in items:
-        if op in _REPEATS:
-            low, high, body = av
-            if inside_repeat and high == _sre.MAXREPEAT:
-                return True
-            if high > 1 and (_nested(body, True) or _alternatives_overlap(body)):
-                return True
-            if _nested(body, inside_repeat):
-                return True
-        elif op is _sre.SUBPATTERN:
-            if _nested(av[3], inside_repeat):
-                return True
-        elif op is _sre.BRANCH:
-            if any(_nested(branch, inside_repeat) for branch in av[1]):
-                return True
-        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
-            if _nested(av[1], inside_repeat):
-                return True
-    return False
+def _children(node: Any) -> list[Any]:
+    """The sub-patterns of a parse-tree node, whatever its kind."""
+    from regex._regex_core import RegexBase
+
+    found = []
+    for value in vars(node).values():
+        if isinstance(value, RegexBase):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, RegexBase))
+    return found
 
 
-def _alternatives_overlap(body: Any) -> bool:
-    """``(a|a)``: two alternatives of the repeated body start alike. The parser has already moved
-    a common prefix out, so ``a|a`` arrives as ``a`` followed by two empty alternatives."""
-    for op, av in body:
-        if op is _sre.SUBPATTERN and _alternatives_overlap(av[3]):
+def _nested(node: Any, inside_repeat: bool) -> bool:
+    from regex._regex_core import Atomic, GreedyRepeat, PossessiveRepeat
+
+    if isinstance(node, (PossessiveRepeat, Atomic)):  # matched once, never backtracked into
+        return any(_nested(child, False) for child in _children(node))
+    if isinstance(node, GreedyRepeat):  # LazyRepeat is one too
+        unbounded = node.max_count is None
+        if inside_repeat and unbounded:
             return True
-        if op is _sre.BRANCH:
-            starts = [repr(list(branch)[:1]) for branch in av[1]]
-            if len(starts) != len(set(starts)):
-                return True
-    return False
+        if (unbounded or node.max_count > 1) and (
+                _nested(node.subpattern, True) or _alternatives_overlap(node.subpattern)):
+            return True
+        return _nested(node.subpattern, inside_repeat)
+    return any(_nested(child, inside_repeat) for child in _children(node))
 
 
-def _singular(field: str) -> str:
-    return {"aliases": "alias", "cues": "cue"}[field]
+def _alternatives_overlap(node: Any) -> bool:
+    """``(a|a)``: once the prefix all alternatives share is set aside, two of them still start
+    alike (or are both empty); ``(a|ab)`` is fine, since 'ab' and 'a' part after the 'a'."""
+    from regex._regex_core import Branch, GreedyRepeat, Sequence
+
+    if isinstance(node, Branch):
+        sequences = [[_key(item) for item in (b.items if isinstance(b, Sequence) else [b])]
+                     for b in node.branches]
+        shared = 0
+        while all(len(s) > shared for s in sequences) and \
+                len({s[shared] for s in sequences}) == 1:
+            shared += 1
+        starts = [s[shared] if len(s) > shared else None for s in sequences]
+        if len(starts) != len(set(starts)):
+            return True
+    if isinstance(node, GreedyRepeat):
+        return False  # a repeat inside is _nested's business
+    return any(_alternatives_overlap(child) for child in _children(node))
+
+
+def _key(node: Any) -> tuple:
+    """A hashable picture of a parse-tree node, equal for nodes that match the same way."""
+    from regex._regex_core import RegexBase
+
+    parts: list[Any] = [type(node).__name__]
+    for name, value in sorted(vars(node).items()):
+        if isinstance(value, RegexBase):
+            parts.append((name, _key(value)))
+        elif isinstance(value, (list, tuple)):
+            parts.append((name, tuple(_key(v) if isinstance(v, RegexBase) else repr(v)
+                                      for v in value)))
+        elif isinstance(value, (int, str, bool, type(None))):
+            parts.append((name, value))
+    return tuple(parts)

@@ -12,9 +12,11 @@ import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import regex
 
+from .config import DEFAULT_SPACY_MODEL
 from .records import Keyphrase
 from .taxonomy import Taxonomy
 from .text import Analysis, acronym_singular, load_spacy, tokenize_phrase
@@ -43,31 +45,69 @@ class Hit:
         return self.field == other.field and self.start < other.end and other.start < self.end
 
 
-class RuleMatcher:
-    """All rules of a taxonomy, compiled. Build it once per run; :meth:`match` is per paper."""
+RuleKind = Literal["alias", "cue", "acronym", "pattern", "exclude"]
+# The taxonomy field each kind of rule is written in, in the order rules are compiled.
+RULE_FIELDS: dict[RuleKind, str] = {"alias": "aliases", "cue": "cues", "acronym": "acronyms",
+                                    "pattern": "patterns", "exclude": "exclude"}
 
-    def __init__(self, taxonomy: Taxonomy, *, spacy_model: str | None = None) -> None:
-        nlp = load_spacy(spacy_model) if spacy_model else load_spacy()
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of one area as the matcher sees it: what the taxonomy says, and for phrases
+    (aliases, cues, exclusions) the normalised word sequences it matches."""
+
+    area: str
+    kind: RuleKind
+    text: str  # as written in the taxonomy
+    index: int  # its place in the area's list: the third alias has index 2
+    words: tuple[tuple[str, ...], ...] = ()  # ('pre', 'training') and ('pretraining',)
+
+    @property
+    def field(self) -> str:
+        """The taxonomy field the rule is written in: 'aliases', 'cues', ..."""
+        return RULE_FIELDS[self.kind]
+
+
+class RuleSet:
+    """All rules of a taxonomy, compiled once per run; :meth:`match` is per paper.
+
+    :attr:`rules` (every rule, in taxonomy order), :attr:`phrases` (aliases and cues by the
+    normalised words they match) and :attr:`acronyms` are the public view that lint and suggest
+    read; the word tokenisation behind them is :func:`tagger.text.tokenize_phrase`, here only.
+    """
+
+    def __init__(self, taxonomy: Taxonomy, *, spacy_model: str = DEFAULT_SPACY_MODEL) -> None:
+        nlp = load_spacy(spacy_model)
         self.taxonomy = taxonomy
-        self.phrases: dict[tuple[str, ...], list[tuple[str, str, str]]] = defaultdict(list)
-        self.exclusions: dict[tuple[str, ...], set[str]] = defaultdict(set)
-        self.acronyms: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        self.patterns: list[tuple[str, str, regex.Pattern[str]]] = []
+        rules: list[Rule] = []
+        phrases: dict[tuple[str, ...], list[Rule]] = defaultdict(list)
+        exclusions: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        acronyms: dict[str, list[Rule]] = defaultdict(list)
+        self._patterns: list[tuple[Rule, regex.Pattern[str]]] = []
         for area in taxonomy.areas:
-            for kind, phrases in (("alias", area.aliases), ("cue", area.cues)):
-                for phrase in phrases:
-                    for words in tokenize_phrase(nlp, phrase):
-                        entry = (area.id, kind, phrase)
-                        if entry not in self.phrases[words]:
-                            self.phrases[words].append(entry)
-            for phrase in area.exclude:
-                for words in tokenize_phrase(nlp, phrase):
-                    self.exclusions[words].add(area.id)
-            for acronym in area.acronyms:
-                self.acronyms[acronym].append((area.id, acronym))
-            for pattern in area.patterns:
-                self.patterns.append((area.id, pattern, regex.compile(pattern)))
-        self.longest = max((len(k) for k in [*self.phrases, *self.exclusions]), default=1)
+            for kind, field in RULE_FIELDS.items():
+                for index, text in enumerate(getattr(area, field)):
+                    words = tuple(tokenize_phrase(nlp, text)) \
+                        if kind in ("alias", "cue", "exclude") else ()
+                    rule = Rule(area.id, kind, text, index, words)
+                    rules.append(rule)
+                    if kind == "acronym":
+                        acronyms[text].append(rule)
+                    elif kind == "pattern":
+                        self._patterns.append((rule, regex.compile(text)))
+                    for sequence in words:
+                        if kind == "exclude":
+                            exclusions[sequence].add(area.id)
+                        elif not any((r.area, r.kind, r.text) == (area.id, kind, text)
+                                     for r in phrases[sequence]):
+                            phrases[sequence].append(rule)
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.phrases: dict[tuple[str, ...], tuple[Rule, ...]] = {
+            words: tuple(found) for words, found in phrases.items()}
+        self.acronyms: dict[str, tuple[Rule, ...]] = {
+            text: tuple(found) for text, found in acronyms.items()}
+        self._exclusions = dict(exclusions)
+        self.longest = max((len(k) for k in [*self.phrases, *self._exclusions]), default=1)
         # an area's exclusions also guard its descendants
         self._guards = {area.id: set(taxonomy.path(area.id)) for area in taxonomy.areas}
 
@@ -91,21 +131,21 @@ class RuleMatcher:
                 if last.field != first.field:
                     break
                 key = tuple(norms[i:i + length])
-                for area, kind, rule in self.phrases.get(key, ()):
-                    hits.append(Hit(area, kind, rule, first.field, first.start, last.end,
-                                    first.sentence))
-                for area in self.exclusions.get(key, ()):
+                for rule in self.phrases.get(key, ()):
+                    hits.append(Hit(rule.area, rule.kind, rule.text, first.field, first.start,
+                                    last.end, first.sentence))
+                for area in self._exclusions.get(key, ()):
                     vetoes.append(Hit(area, "exclude", " ".join(key), first.field, first.start,
                                       last.end, first.sentence))
             short = acronym_singular(first.text)
-            for area, acronym in self.acronyms.get(first.text, ()) or self.acronyms.get(short, ()):
-                hits.append(Hit(area, "acronym", acronym, first.field, first.start, first.end,
-                                first.sentence))
+            for rule in self.acronyms.get(first.text, ()) or self.acronyms.get(short, ()):
+                hits.append(Hit(rule.area, "acronym", rule.text, first.field, first.start,
+                                first.end, first.sentence))
             expansion = analysis.acronyms.get(short)
             if expansion is not None and first.text[0].isupper():
-                for area, kind, rule in self.phrases.get(expansion, ()):
-                    hits.append(Hit(area, kind, rule, first.field, first.start, first.end,
-                                    first.sentence))
+                for rule in self.phrases.get(expansion, ()):
+                    hits.append(Hit(rule.area, rule.kind, rule.text, first.field, first.start,
+                                    first.end, first.sentence))
         return hits, vetoes
 
     def _match_patterns(self, analysis: Analysis) -> list[Hit]:
@@ -113,19 +153,19 @@ class RuleMatcher:
         for field, text in (("title", analysis.title), ("abstract", analysis.abstract)):
             if not text:
                 continue
-            for area, rule, compiled in self.patterns:
+            for rule, compiled in self._patterns:
                 try:
                     found = list(compiled.finditer(text, timeout=PATTERN_TIMEOUT))
                 except TimeoutError:
-                    warnings.warn(f"pattern {rule!r} of area {area!r} ran over "
+                    warnings.warn(f"pattern {rule.text!r} of area {rule.area!r} ran over "
                                   f"{PATTERN_TIMEOUT} s on one paper and was skipped for it "
                                   "(`tagger taxonomy lint` flags patterns that backtrack)",
                                   RuntimeWarning, stacklevel=2)
                     continue
                 for m in found:
                     if m.end() > m.start():
-                        hits.append(Hit(area, "pattern", rule, field, m.start(), m.end(),
-                                        _sentence_at(analysis, field, m.start())))
+                        hits.append(Hit(rule.area, "pattern", rule.text, field, m.start(),
+                                        m.end(), _sentence_at(analysis, field, m.start())))
         return hits
 
     def _match_keyphrases(self, keyphrases: Sequence[Keyphrase], text_hits: list[Hit],
@@ -137,14 +177,15 @@ class RuleMatcher:
             words = tuple(keyphrase.normalized.split())
             for i in range(len(words)):
                 for j in range(i + 1, min(len(words), i + self.longest) + 1):
-                    for area, kind, rule in self.phrases.get(words[i:j], ()):
-                        if kind != "alias":
+                    for rule in self.phrases.get(words[i:j], ()):
+                        if rule.kind != "alias":
                             continue
                         for span in keyphrase.spans:
-                            hit = Hit(area, "keyphrase", rule, span.field, span.start, span.end,
-                                      _sentence_at(analysis, span.field, span.start),
+                            hit = Hit(rule.area, "keyphrase", rule.text, span.field, span.start,
+                                      span.end, _sentence_at(analysis, span.field, span.start),
                                       keyphrase=keyphrase.normalized)
-                            if not any(h.area == area and h.overlaps(hit) for h in text_hits + hits):
+                            if not any(h.area == rule.area and h.overlaps(hit)
+                                       for h in text_hits + hits):
                                 hits.append(hit)
         return hits
 

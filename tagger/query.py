@@ -1,4 +1,5 @@
-"""Boolean expressions over area ids, for `tagger filter --where "rl and not llm"`.
+"""Which tagged papers to keep: area ids, boolean expressions over them (`tagger filter --where
+"rl and not llm"`), venue, year and a minimum tag score.
 
 Grammar: ``expr := term ("or" term)*``, ``term := factor ("and" factor)*``,
 ``factor := "not" factor | "(" expr ")" | AREA_ID``. An area id stands for the area and every
@@ -9,17 +10,55 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from .errors import TaggerError
+from .records import TaggedPaper
 
 Predicate = Callable[[set[str]], bool]
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|([A-Za-z0-9_.-]+))")
+_AREA_ID = re.compile(r"[A-Za-z0-9_.-]+")
 _KEYWORDS = {"and", "or", "not"}
 
 
 class QueryError(TaggerError):
     """A --where expression that does not parse or names an unknown area."""
+
+
+def filter_tagged(records: Iterable[TaggedPaper], known: Collection[str], *,
+                  areas: Iterable[str] = (), where: str | None = None, venue: str | None = None,
+                  year: int | None = None, min_score: float = 0.0) -> Iterator[TaggedPaper]:
+    """The records that pass :func:`paper_filter`, in order."""
+    keep = paper_filter(known, areas=areas, where=where, venue=venue, year=year,
+                        min_score=min_score)
+    return (record for record in records if keep(record))
+
+
+def paper_filter(known: Collection[str], *, areas: Iterable[str] = (), where: str | None = None,
+                 venue: str | None = None, year: int | None = None,
+                 min_score: float = 0.0) -> Callable[[TaggedPaper], bool]:
+    """A test of one tagged paper: tagged (at ``min_score`` or more) with one of ``areas`` or an
+    area below it, matching the ``where`` expression, of ``venue`` (any case) and ``year``.
+
+    ``known`` holds the taxonomy's area ids; an unknown id is a :class:`QueryError` that names
+    the closest ones.
+    """
+    wanted = [_area(area, known, "--area") for area in areas]
+    expression = parse_query(where, known) if where is not None else None
+    venue = venue.lower() if venue is not None else None
+
+    def keep(record: TaggedPaper) -> bool:
+        paper = record.paper
+        if venue is not None and (paper.venue or "").lower() != venue:
+            return False
+        if year is not None and paper.year != year:
+            return False
+        tagged = {area for tag in record.tags if tag.score >= min_score for area in tag.path}
+        if wanted and tagged.isdisjoint(wanted):
+            return False
+        return expression is None or expression(tagged)
+
+    return keep
 
 
 def parse_query(text: str, known: Collection[str]) -> Predicate:
@@ -89,8 +128,17 @@ class _Parser:
             return inner
         if token == ")" or token in _KEYWORDS:
             raise QueryError(f"--where {self.text!r}: expected an area id, got {token!r}")
-        if token not in self.known:
-            guesses = difflib.get_close_matches(token, list(self.known), n=3)
-            hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
-            raise QueryError(f"unknown area {token!r}{hint}; `tagger taxonomy check` lists them")
-        return lambda areas: token in areas
+        area = _area(token, self.known, "--where")
+        return lambda areas: area in areas
+
+
+def _area(text: str, known: Collection[str], option: str) -> str:
+    """``text`` if it is a known area id; else a QueryError naming the closest ones."""
+    if text in known:
+        return text
+    if not _AREA_ID.fullmatch(text) or text in _KEYWORDS:
+        raise QueryError(f"{option} {text!r} is not an area id; {option} takes one id, like "
+                         "'rl.offline' (combine areas with --where \"rl and not llm\")")
+    guesses = difflib.get_close_matches(text, list(known), n=3)
+    hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    raise QueryError(f"unknown area {text!r}{hint}; `tagger taxonomy check` lists them")

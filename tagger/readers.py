@@ -17,13 +17,13 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from tagger.errors import InputError
-from tagger.records import FIELD_ALIASES, Paper
+from .errors import InputError
+from .records import FIELD_ALIASES, Paper
 
 FORMATS = ("text", "jsonl", "json", "csv")
 
@@ -55,10 +55,11 @@ _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def iter_records(source: str | Path, *, format: str | None = None,
-                 stdin: BinaryIO | None = None) -> Iterator[Paper | InputError]:
+                 stdin: Iterable[bytes] | None = None) -> Iterator[Paper | InputError]:
     """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
 
     ``format`` is one of FORMATS; by default it comes from the file name, else the content.
+    ``stdin`` (lines of bytes) stands in for standard input.
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}",
@@ -72,7 +73,7 @@ def iter_records(source: str | Path, *, format: str | None = None,
 
 
 def read_papers(source: str | Path, *, format: str | None = None,
-                stdin: BinaryIO | None = None) -> Iterator[Paper]:
+                stdin: Iterable[bytes] | None = None) -> Iterator[Paper]:
     """Like ``iter_records``, but raise the first InputError instead of yielding it."""
     return _raise_errors(iter_records(source, format=format, stdin=stdin))
 
@@ -124,7 +125,7 @@ def _read_file(path: Path, format: str | None) -> Iterator[Paper | InputError]:
         raise InputError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
 
 
-def _read_stream(stream: BinaryIO, source: str, name: str,
+def _read_stream(stream: Iterable[bytes], source: str, name: str,
                  format: str | None) -> Iterator[Paper | InputError]:
     lines = _raw_lines(stream)
     head = _head(lines)
@@ -143,7 +144,7 @@ def _read_stream(stream: BinaryIO, source: str, name: str,
         yield from _read_csv(lines, source, _csv_delimiter(name, head_line))
 
 
-def _raw_lines(stream: BinaryIO) -> Iterator[bytes]:
+def _raw_lines(stream: Iterable[bytes]) -> Iterator[bytes]:
     """The stream's lines as bytes, without a leading UTF-8 byte-order mark."""
     lines = iter(stream)
     first = next(lines, None)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import Any
 
+from .records import AreaTag, TaggedPaper
 from .stats import corpus_stats
 from .taxonomy import Taxonomy
 
@@ -20,36 +21,31 @@ TITLE_MARKER = "__TAGGER_REPORT_TITLE__"
 FIELDS = {"title": 0, "abstract": 1}
 
 
-def build_report(records: Iterable[dict], taxonomy: Taxonomy, *, source: str = "",
+def build_report(records: Iterable[TaggedPaper], taxonomy: Taxonomy, *, source: str = "",
                  top_keyphrases: int = 8) -> dict[str, Any]:
-    """The page's data from tagged records (`tagger tag` output lines, as dicts), in one pass."""
+    """The page's data from tagged records, in one pass."""
     papers: list[dict[str, Any]] = []
     phrase_df: Counter[str] = Counter()  # papers with the (normalised) keyphrase
     phrase_in_area: dict[str, Counter[str]] = defaultdict(Counter)
     surface: dict[str, Counter[str]] = defaultdict(Counter)  # how each phrase is written
     versions: Counter[tuple[str, str]] = Counter()
 
-    def compact(stream: Iterable[dict]) -> Iterator[dict]:
+    def compact(stream: Iterable[TaggedPaper]) -> Iterator[TaggedPaper]:
         for record in stream:
             yield record
-            paper, tags = record.get("paper", {}), record.get("tags", [])
+            paper, tags = record.paper, record.tags
             areas = _area_scores(tags, taxonomy)
-            phrases = {kp.get("normalized") or kp.get("text"): kp.get("text")
-                       for kp in record.get("keyphrases", []) if kp.get("text")}
+            phrases = {kp.normalized or kp.text: kp.text for kp in record.keyphrases if kp.text}
             for normalized, text in phrases.items():
                 phrase_df[normalized] += 1
                 surface[normalized][text] += 1
                 for area in areas:
                     phrase_in_area[area][normalized] += 1
-            provenance = record.get("provenance") or {}
-            versions[(provenance.get("tagger_version", "?"),
-                      provenance.get("taxonomy_version", "?"))] += 1
+            versions[(record.provenance.tagger_version, record.provenance.taxonomy_version)] += 1
             papers.append({
-                "id": paper.get("id"), "title": paper.get("title") or "",
-                "abstract": paper.get("abstract") or "",
-                "venue": paper.get("venue") or "", "year": paper.get("year"),
-                "tags": [[tag.get("id"), tag.get("score", 0.0)] for tag in tags
-                         if tag.get("id") in taxonomy.by_id],
+                "id": paper.id, "title": paper.title or "", "abstract": paper.abstract,
+                "venue": paper.venue or "", "year": paper.year,
+                "tags": [[tag.id, tag.score] for tag in tags if tag.id in taxonomy.by_id],
                 "areas": areas,
                 "keyphrases": list(phrases.values())[:10],
                 "evidence": _evidence(tags, taxonomy),
@@ -95,23 +91,22 @@ def render_html(report: dict[str, Any], *, title: str = "Tagged papers") -> str:
     return template.replace(TITLE_MARKER, html.escape(title)).replace(DATA_MARKER, data)
 
 
-def _area_scores(tags: list[dict], taxonomy: Taxonomy) -> dict[str, float]:
+def _area_scores(tags: list[AreaTag], taxonomy: Taxonomy) -> dict[str, float]:
     """Each area a paper belongs to (tags and their ancestors) with the best score that puts it there."""
     scores: dict[str, float] = {}
     for tag in tags:
-        for area in tag.get("path", []):
+        for area in tag.path:
             if area in taxonomy.by_id:
-                scores[area] = max(scores.get(area, 0.0), tag.get("score", 0.0))
+                scores[area] = max(scores.get(area, 0.0), tag.score)
     return scores
 
 
-def _evidence(tags: list[dict], taxonomy: Taxonomy) -> list[list[Any]]:
+def _evidence(tags: list[AreaTag], taxonomy: Taxonomy) -> list[list[Any]]:
     """The distinct evidence spans of a paper's tags: [field, start, end, area, kind, rule]."""
     seen: dict[tuple, list[Any]] = {}
     for tag in tags:
-        for hit in tag.get("evidence", []):
-            key = (hit.get("field"), hit.get("start"), hit.get("end"), hit.get("area"))
-            if key[0] in FIELDS and key[3] in taxonomy.by_id and key not in seen:
-                seen[key] = [FIELDS[key[0]], key[1], key[2], key[3], hit.get("kind", ""),
-                             hit.get("rule", "")]
+        for hit in tag.evidence:
+            key = (hit.field, hit.start, hit.end, hit.area)
+            if key[3] in taxonomy.by_id and key not in seen:
+                seen[key] = [FIELDS[hit.field], hit.start, hit.end, hit.area, hit.kind, hit.rule]
     return sorted(seen.values(), key=lambda e: (e[0], e[1], e[2]))

@@ -17,8 +17,8 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from .config import TaggerConfig
 from .matching import Hit
 from .records import AreaTag, Evidence
 from .taxonomy import Taxonomy
@@ -31,29 +31,8 @@ _RELATED_WORK = re.compile(
     r"methods|approaches)\b|\binspired by\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScoringConfig:
-    min_score: float = 0.25
-    max_tags: int = 10
-    kind_weights: tuple[tuple[str, float], ...] = (
-        ("alias", 1.0), ("acronym", 1.0), ("pattern", 1.0), ("keyphrase", 0.8), ("cue", 0.35))
-    title: float = 2.0
-    first_sentence: float = 1.5
-    related_work: float = 0.6
-    keyphrase_bonus: float = 0.5  # added to a hit in the top keyphrase, less further down
-    saturation: float = 4.0
-    child_decay: float = 0.5  # a second sub-area's evidence adds half to the parent
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.min_score <= 1.0:
-            raise ValueError("The 'min_score' parameter must be a float in [0, 1]. "
-                             f"Got {self.min_score!r} instead.")
-        if not isinstance(self.max_tags, int) or self.max_tags < 1:
-            raise ValueError(f"The 'max_tags' parameter must be an int >= 1. Got {self.max_tags!r} instead.")
-
-
 def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_keyphrases: int,
-               config: ScoringConfig) -> list[AreaTag]:
+               config: TaggerConfig) -> list[AreaTag]:
     """Area tags of one paper, highest score first, at most ``max_tags``, none under ``min_score``."""
     if not hits:
         return []
@@ -119,18 +98,17 @@ def _evidence(hits: list[Hit], weights: list[float], indices: list[int],
 
 
 def _weigh(hits: list[Hit], analysis: Analysis, n_keyphrases: int,
-           config: ScoringConfig) -> list[float]:
-    kinds = dict(config.kind_weights)
+           config: TaggerConfig) -> list[float]:
     related = _related_work_sentences(analysis)
     weights = []
     for hit in hits:
-        weight = kinds.get(hit.kind, 1.0)
+        weight = config.kind_weight(hit.kind)
         if hit.field == "title":
-            weight *= config.title
+            weight *= config.title_factor
         elif hit.sentence == 0:
-            weight *= config.first_sentence
+            weight *= config.first_sentence_factor
         elif hit.sentence in related:
-            weight *= config.related_work
+            weight *= config.related_work_factor
         if hit.keyphrase_rank is not None and n_keyphrases:
             weight *= 1.0 + config.keyphrase_bonus * (1.0 - hit.keyphrase_rank / n_keyphrases)
         weights.append(weight)

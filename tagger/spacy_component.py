@@ -4,23 +4,28 @@
     import tagger.spacy_component  # registers the factory (installed packages also do it by entry point)
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("taxonomy_tagger", config={"taxonomy": "taxonomy.yaml", "min_score": 0.25})
+    nlp.add_pipe("taxonomy_tagger", config={"taxonomy": "taxonomy.yaml", "min_score": 0.3})
     doc = nlp("Multi-agent reinforcement learning (MARL) with graph neural networks ...")
     doc._.area_tags        # list of AreaTag, best first
     doc._.keyphrases       # list of Keyphrase
     doc.spans["area_evidence"]  # one Span per piece of evidence, labelled with its tag's area id
 
 The text of the ``Doc`` is tagged as an abstract; the component runs tagger's own analysis, so it
-works after any pipeline, even a blank one.
+works after any pipeline, even a blank one. Its settings are ``taxonomy`` (a path; None for the
+shipped one) and every field of :class:`tagger.config.TaggerConfig`, with the same defaults.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .config import TaggerConfig
 from .pipeline import Tagger
 from .records import Paper, TaggedPaper
 
@@ -31,12 +36,20 @@ for _name in ("area_tags", "keyphrases"):
         Doc.set_extension(_name, default=None)
 
 
-@Language.factory("taxonomy_tagger", default_config={
-    "taxonomy": None, "min_score": 0.25, "max_tags": 10, "top_n": 10, "batch_size": 64})
-def make_taxonomy_tagger(nlp: Language, name: str, taxonomy: str | None, min_score: float,
-                         max_tags: int, top_n: int, batch_size: int) -> TaxonomyTagger:
-    return TaxonomyTagger(Tagger.from_taxonomy(taxonomy, min_score=min_score, max_tags=max_tags,
-                                               top_n=top_n, batch_size=batch_size))
+def make_taxonomy_tagger(nlp: Language, name: str, taxonomy: str | None = None,
+                         **settings: Any) -> TaxonomyTagger:
+    return TaxonomyTagger(Tagger.from_taxonomy(taxonomy, TaggerConfig(**settings)))
+
+
+# spaCy checks a component's config against its factory's signature, and reads no **settings:
+# the signature it sees lists TaggerConfig's fields, so the config object stays the one source.
+make_taxonomy_tagger.__signature__ = inspect.signature(make_taxonomy_tagger).replace(parameters=[
+    *list(inspect.signature(make_taxonomy_tagger).parameters.values())[:3],
+    *(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default,
+                        annotation={"int": int, "float": float, "str": str}[field.type])
+      for field in dataclasses.fields(TaggerConfig))])
+Language.factory("taxonomy_tagger",
+                 default_config={"taxonomy": None, **TaggerConfig().as_dict()})(make_taxonomy_tagger)
 
 
 class TaxonomyTagger:

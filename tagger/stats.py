@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from .records import TaggedPaper
 from .taxonomy import Taxonomy
 
 
@@ -35,17 +36,17 @@ class CorpusStats:
         }
 
 
-def corpus_stats(records: Iterable[dict], taxonomy: Taxonomy) -> CorpusStats:
-    """Count tagged records (`tagger tag` output lines, as dicts) by area, venue and area pair."""
+def corpus_stats(records: Iterable[TaggedPaper], taxonomy: Taxonomy) -> CorpusStats:
+    """Count tagged records by area, venue and area pair. Areas the taxonomy does not have (the
+    file was tagged with another) are not counted."""
     stats = CorpusStats()
     for record in records:
         stats.papers += 1
-        paper = record.get("paper", {})
-        venue = " ".join(str(part) for part in (paper.get("venue"), paper.get("year")) if part)
+        paper = record.paper
+        venue = " ".join(str(part) for part in (paper.venue, paper.year) if part)
         venue = venue or "(no venue)"
         stats.venue_papers[venue] += 1
-        areas = {area for tag in record.get("tags", []) for area in tag.get("path", [])
-                 if area in taxonomy.by_id}
+        areas = {area for tag in record.tags for area in tag.path if area in taxonomy.by_id}
         if not areas:
             stats.untagged += 1
             continue

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .embedders import Embedder
-from .matching import RuleMatcher
+from .matching import RuleSet
+from .records import TaggedPaper
 from .taxonomy import Taxonomy
 from .text import normalize_word
 
@@ -67,11 +68,11 @@ class Suggestions:
                               for g in self.new_areas]}
 
 
-def suggest(records: Iterable[dict], taxonomy: Taxonomy, embedder: Embedder, *, source: str = "",
-            weak_below: float = 0.6, min_papers: int = 3, group_similarity: float = 0.8,
-            alias_similarity: float = 0.7, parent_similarity: float = 0.5,
-            limit: int = 25) -> Suggestions:
-    """Suggest taxonomy additions from a tagged corpus (`tagger tag` output lines, as dicts).
+def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedder, *,
+            rules: RuleSet | None = None, source: str = "", weak_below: float = 0.6,
+            min_papers: int = 3, group_similarity: float = 0.8, alias_similarity: float = 0.7,
+            parent_similarity: float = 0.5, limit: int = 25) -> Suggestions:
+    """Suggest taxonomy additions from a tagged corpus.
 
     A paper is weakly tagged when its best tag scores below ``weak_below`` (or it has none). Its
     keyphrases are candidates unless a rule already matches them (an alias or cue, or an alias
@@ -86,7 +87,7 @@ def suggest(records: Iterable[dict], taxonomy: Taxonomy, embedder: Embedder, *, 
     result = Suggestions(source=source, settings={
         "weak_below": weak_below, "min_papers": min_papers, "group_similarity": group_similarity,
         "alias_similarity": alias_similarity, "parent_similarity": parent_similarity})
-    known = _known_phrases(taxonomy)
+    known = _known_phrases(rules or RuleSet(taxonomy))
     with_phrase: dict[str, list[int]] = defaultdict(list)  # phrase -> papers (numbers) with it
     writings: dict[str, Counter[str]] = defaultdict(Counter)
     weak: list[bool] = []
@@ -95,18 +96,17 @@ def suggest(records: Iterable[dict], taxonomy: Taxonomy, embedder: Embedder, *, 
     word_df: Counter[str] = Counter()  # papers with the (normalised) word in title or abstract
     titles: list[str] = []
     for number, record in enumerate(records):
-        paper = record.get("paper", {})
-        tags = record.get("tags", [])
-        best = max(tags, key=lambda t: t.get("score", 0.0), default={})
-        weak.append(best.get("score", 0.0) < weak_below)
-        best_root.append((best.get("path") or [None])[0])
-        ids.append(str(paper.get("id") or f"line {number + 1}"))
-        titles.append(" ".join(str(paper.get("title") or paper.get("abstract") or "").split())[:80])
+        paper = record.paper
+        best = max(record.tags, key=lambda t: t.score, default=None)
+        weak.append(best is None or best.score < weak_below)
+        best_root.append(best.path[0] if best else None)
+        ids.append(paper.id)
+        titles.append(" ".join((paper.title or paper.abstract).split())[:80])
         word_df.update({normalize_word(w) for w in _WORD.findall(
-            f"{paper.get('title') or ''} {paper.get('abstract') or ''}")})
+            f"{paper.title or ''} {paper.abstract}")})
         seen = set()
-        for kp in record.get("keyphrases", []):
-            normalized, text = kp.get("normalized") or "", kp.get("text") or ""
+        for kp in record.keyphrases:
+            normalized, text = kp.normalized, kp.text
             if normalized and normalized not in seen and _specific(text or normalized) \
                     and not _is_known(normalized, text, known):
                 seen.add(normalized)
@@ -231,12 +231,11 @@ def _parent(group: Group, settings: dict[str, float]) -> str | None:
     return group.area if group.similarity >= settings["parent_similarity"] else None
 
 
-def _known_phrases(taxonomy: Taxonomy) -> tuple[set[str], set[str], set[str]]:
+def _known_phrases(rules: RuleSet) -> tuple[set[str], set[str], set[str]]:
     """Normalised aliases, normalised aliases and cues, and acronyms: what the rules match."""
-    matcher = RuleMatcher(taxonomy)
-    aliases = {" ".join(words) for words, entries in matcher.phrases.items()
-               if any(kind == "alias" for _, kind, _ in entries)}
-    return aliases, {" ".join(words) for words in matcher.phrases}, set(matcher.acronyms)
+    aliases = {" ".join(words) for words, found in rules.phrases.items()
+               if any(rule.kind == "alias" for rule in found)}
+    return aliases, {" ".join(words) for words in rules.phrases}, set(rules.acronyms)
 
 
 def _is_known(normalized: str, text: str, known: tuple[set[str], set[str], set[str]]) -> bool:

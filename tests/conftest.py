@@ -1,11 +1,19 @@
-"""Shared fixtures. The models are real (all-MiniLM-L6-v2 from its PyPI package, en_core_web_sm);
-they load once per test session."""
+"""Shared fixtures, and the two lanes of the suite.
+
+Tests that need the real embedding model (all-MiniLM-L6-v2 from its PyPI package, loaded once per
+session) are marked ``models``: by hand, or because they use the ``embedder``, ``tagger`` or
+``mini_tagger`` fixture. Every other test runs with :class:`HashEmbedder`, a small deterministic
+stand-in, so ``pytest -m "not models"`` is quick; spaCy (en_core_web_sm) is real in both lanes.
+An unmarked test that reaches for the real model fails and says so.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -15,6 +23,46 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = ROOT / "examples"
 MINI_TAXONOMY = DATA / "mini-taxonomy.yaml"
+MODEL_FIXTURES = {"embedder", "tagger", "mini_tagger"}
+
+
+class HashEmbedder:
+    """Deterministic, model-free vectors: each word (lower-cased) hashed to a few of 64 signed
+    dimensions, the sum L2-normalised. Texts that share words are similar; nothing is learned."""
+
+    name = "test/hash-64"
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                for k in range(0, 8, 2):
+                    out[row, digest[k] % 64] += 1.0 if digest[k + 1] % 2 else -1.0
+            norm = np.linalg.norm(out[row])
+            out[row] /= norm if norm else 1.0
+        return out
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.models)
+
+
+@pytest.fixture(autouse=True)
+def _embedder_for_the_lane(request, monkeypatch):
+    """Unmarked tests get HashEmbedder wherever tagger would make its default embedder."""
+    if request.node.get_closest_marker("models"):
+        return
+    import tagger.embedders
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("this test loads the real embedding model: mark it "
+                             "@pytest.mark.models (or use the embedder fixture)")
+
+    monkeypatch.setattr(tagger.embedders, "make_embedder", lambda name=None: HashEmbedder())
+    monkeypatch.setattr(tagger.embedders, "_load_sentence_transformer", refuse)
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +89,51 @@ def mini_tagger(embedder):
 
 
 @pytest.fixture(scope="session")
+def hash_tagger():
+    """A Tagger over the small test taxonomy with HashEmbedder: rules and scoring, no model."""
+    from tagger import Tagger
+
+    return Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
+
+
+@pytest.fixture(scope="session")
 def nlp():
     from tagger.text import load_spacy
 
     return load_spacy()
+
+
+def tagged_record(paper_id, paths=(), *, score=0.5, title=None, abstract="x", venue=None,
+                  year=None, keyphrases=(), evidence=(), **paper_fields):
+    """A valid line of tagged output, made by hand: tags from ``paths`` (root to area, each with
+    ``score``, or (path, score) pairs), keyphrases from their texts (or (text, normalized)
+    pairs), and evidence on the first
+    characters of the abstract: (area, rule) for the tag of that area, or (tag, area, rule)."""
+    from tagger.records import AreaTag, Evidence, Keyphrase, Paper, Provenance, TaggedPaper
+
+    tags = []
+    for item in paths:
+        path, tag_score = item if isinstance(item[-1], float) else (item, score)
+        tags.append(AreaTag(
+            id=path[-1], name=path[-1], path=list(path), score=tag_score,
+            evidence=[Evidence(area=spec[-2], kind="alias", rule=spec[-1], text=abstract[:5],
+                               field="abstract", start=0, end=min(5, len(abstract)), weight=1.0)
+                      for spec in evidence if spec[0] == path[-1]]))
+    return TaggedPaper(
+        paper=Paper(id=paper_id, title=title, abstract=abstract, venue=venue, year=year,
+                    **paper_fields),
+        keyphrases=[Keyphrase(text=k, normalized=k.lower(), score=0.5, spans=[])
+                    if isinstance(k, str) else
+                    Keyphrase(text=k[0], normalized=k[1], score=0.5, spans=[])
+                    for k in keyphrases],
+        tags=tags,
+        provenance=Provenance(tagger_version="9.9", taxonomy_version="t1", taxonomy_sha256="0",
+                              embedding_model="m", spacy_model="s"))
+
+
+def write_tagged(path, records):
+    """Write hand-made records as tagger writes them; returns the path."""
+    from tagger.output import dumps
+
+    path.write_bytes(b"".join(dumps(record) for record in records))
+    return path

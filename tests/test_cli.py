@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -25,14 +29,26 @@ def run(*args, input=None):
     return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
+def _commands(group=main, prefix=("tagger",)):
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield [*prefix, name], command
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield [*prefix, name], command
+
+
+COMMANDS = [(["tagger"], main), *_commands()]
+
+
 @pytest.fixture(scope="module")
-def tagged_icml(tmp_path_factory):
+def tagged_icml():
     """`python -m tagger tag` on a shipped example, in a real subprocess, stdout captured."""
-    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML), *MINI],
+    return subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML), *MINI],
                           capture_output=True, timeout=600)
-    return proc
 
 
+@pytest.mark.models
 def test_tag_writes_one_jsonl_line_per_paper_and_nothing_else(tagged_icml):
     assert tagged_icml.returncode == 0, tagged_icml.stderr.decode()
     lines = tagged_icml.stdout.decode("utf-8").splitlines()
@@ -45,19 +61,25 @@ def test_tag_writes_one_jsonl_line_per_paper_and_nothing_else(tagged_icml):
     assert tagged_icml.stderr.decode().strip().endswith("tagged 19 papers")
 
 
+@pytest.mark.models
 def test_tagged_output_filters_by_area_with_descendants(tagged_icml, tmp_path):
     tagged = tmp_path / "tagged.jsonl"
     tagged.write_bytes(tagged_icml.stdout)
-    result = run("filter", str(tagged), "--area", "rl", *MINI)
-    assert result.exit_code == 0
-    kept = [json.loads(line) for line in result.stdout.splitlines()]
-    expected = [json.loads(line) for line in tagged_icml.stdout.splitlines()
-                if any("rl" in t["path"] for t in json.loads(line)["tags"])]
-    assert kept == expected and kept  # the RL papers of the example, in order
-    child = run("filter", str(tagged), "--area", "rl.multi-agent", *MINI)
-    assert len(child.stdout.splitlines()) <= len(kept)
+    lines = tagged_icml.stdout.splitlines(keepends=True)
+
+    def expected(area, min_score=0.0):
+        return b"".join(line for line in lines if any(
+            area in tag["path"] and tag["score"] >= min_score
+            for tag in json.loads(line)["tags"]))
+
+    for area in ("rl", "rl.multi-agent", "graphs"):
+        result = run("filter", str(tagged), "--area", area, *MINI)
+        assert result.exit_code == 0
+        assert result.stdout_bytes == expected(area)
+    assert expected("rl") and expected("rl.multi-agent")  # the example has both
+    assert len(expected("rl.multi-agent")) < len(expected("rl"))  # a child keeps fewer
     strict = run("filter", str(tagged), "--area", "rl", "--min-score", "1.0", *MINI)
-    assert strict.stdout == ""
+    assert (strict.exit_code, strict.stdout) == (0, "")
 
 
 def test_filter_unknown_area_suggests_the_closest(tmp_path):
@@ -67,6 +89,16 @@ def test_filter_unknown_area_suggests_the_closest(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: unknown area 'rll' (did you mean rl")
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("value", ["rl)", "rl and graphs", "not", "(rl"])
+def test_area_takes_area_ids_only(tmp_path, value):
+    tagged = tmp_path / "t.jsonl"
+    tagged.write_text("")
+    result = CliRunner().invoke(main, ["filter", str(tagged), "--area", value, *MINI])
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: --area {value!r} is not an area id; --area takes one id, "
+                             "like 'rl.offline' (combine areas with --where \"rl and not llm\")\n")
 
 
 def test_filter_rejects_a_file_that_is_not_tagged_jsonl(tmp_path):
@@ -98,15 +130,32 @@ def test_tag_reports_bad_records_and_keeps_going(tmp_path):
     assert [(e["line"], e["reason"]) for e in rejected] == [
         (2, "the abstract is empty"), (3, rejected[1]["reason"])]
     assert rejected[1]["reason"].startswith("invalid JSON")
-    assert result.stderr.strip().endswith(f"tagged 2 papers, 2 rejected: see {errors}")
+    assert result.stderr.splitlines() == [
+        f"Warning: skipped {papers} line 2: the abstract is empty",
+        f"Warning: skipped {papers} line 3: {rejected[1]['reason']}",
+        f"tagged 2 papers, 2 rejected: see {errors}"]
 
 
-def test_tag_reads_stdin(tmp_path):
+def test_tag_reads_stdin():
     result = run("tag", "-", *MINI, input="ICML 2025 Papers\n\nMulti-agent reinforcement "
                  "learning (MARL) for traffic.\n")
     record = json.loads(result.stdout)
     assert record["paper"]["venue"] == "ICML" and record["paper"]["year"] == 2025
     assert {t["id"] for t in record["tags"]} == {"rl", "rl.multi-agent"}
+
+
+def test_tag_options_reach_the_tagger(tmp_path):
+    """Each tag option changes what is written; the default run keeps more than each of them."""
+    papers = tmp_path / "p.txt"
+    papers.write_text("Multi-agent reinforcement learning (MARL) with graph neural networks "
+                      "(GNNs), policy gradient and message passing for traffic control.\n")
+    default = json.loads(run("tag", str(papers), *MINI).stdout)
+    assert len(default["tags"]) == 4 and len(default["keyphrases"]) >= 3
+    fewer = json.loads(run("tag", str(papers), "--max-tags", "2", "--top-n", "2", *MINI).stdout)
+    assert [t["id"] for t in fewer["tags"]] == [t["id"] for t in default["tags"]][:2]
+    assert len(fewer["keyphrases"]) == 2
+    strict = json.loads(run("tag", str(papers), "--min-score", "0.99", *MINI).stdout)
+    assert strict["tags"] == []
 
 
 def test_schema_is_the_json_schema_of_an_output_line():
@@ -132,26 +181,38 @@ def test_taxonomy_check_broken_file_exit_code(tmp_path):
     assert result.stderr.startswith(f"Error: {broken} line 3: area 'a', field 'name': required")
 
 
-@pytest.mark.parametrize("command", [[], ["tag"], ["filter"], ["schema"], ["taxonomy", "check"]])
-def test_every_command_help_ends_with_an_example(command):
-    result = run(*command, "--help")
+def test_every_command_is_covered_below():
+    names = {" ".join(path) for path, _ in COMMANDS}
+    assert names == {"tagger", "tagger tag", "tagger filter", "tagger stats", "tagger report",
+                     "tagger suggest", "tagger schema", "tagger eval", "tagger taxonomy",
+                     "tagger taxonomy check", "tagger taxonomy lint"}
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_command_help_ends_with_an_example_of_itself(path, command):
+    result = run(*path[1:], "--help")
     assert result.exit_code == 0
-    tail = result.stdout.rstrip().splitlines()
-    assert tail[-2].strip() == "Example:" or "Example:" in result.stdout
-    assert tail[-1].strip().startswith("tagger ")
+    lines = [line.strip() for line in result.stdout.rstrip().splitlines()]
+    commands = lines[lines.index("Example:") + 1:]
+    assert commands and all(line.startswith(" ".join(path)) for line in commands), commands
+    assert command.help and len(command.help.strip()) > 20
 
 
 def test_usage_error_exit_code_is_2():
     result = CliRunner().invoke(main, ["tag"])
     assert result.exit_code == 2
+    result = CliRunner().invoke(main, ["tag", str(ICML), "--resume"])
+    assert result.exit_code == 2
+    assert "--resume needs -o FILE" in result.stderr
 
 
+@pytest.mark.models
 def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
     """After a plain `pip install .`, the default taxonomy ships inside the package."""
     script = __import__("pathlib").Path(sys.executable).parent / "tagger"
     if not script.exists():
         pytest.skip("tagger is not installed in this environment (the README's command installs it)")
-    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([str(script), "taxonomy", "check"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     # run from an empty folder: a wheel without the taxonomy inside would fail here
@@ -176,6 +237,7 @@ def _labelled(tmp_path):
     return papers
 
 
+@pytest.mark.models
 def test_eval_reports_accuracy_and_keyphrase_agreement(tmp_path):
     papers = _labelled(tmp_path)
     saved = tmp_path / "tagged.jsonl"
@@ -195,12 +257,28 @@ def test_eval_reports_accuracy_and_keyphrase_agreement(tmp_path):
     assert again["tagging_seconds"] is None
 
 
+def test_eval_from_stdin_counts_every_record(tmp_path):
+    """Regression: `tagger eval -` sniffed stdin, read it again and lost the first record."""
+    papers = _labelled(tmp_path)
+    saved = tmp_path / "tagged.jsonl"
+    from_file = json.loads(run("eval", str(papers), "--scheme", "iclr", "--json",
+                               "--save-tagged", str(saved), *MINI).stdout)
+    tagged = saved.read_text()
+    for source in (papers.read_text(), tagged, "\n\n" + tagged):  # papers, tagged, blank lines
+        piped = json.loads(run("eval", "-", "--scheme", "iclr", "--json", *MINI,
+                               input=source).stdout)
+        assert piped["papers"] == 3 and piped["areas"] == from_file["areas"]
+        assert piped["keyword_papers"] == 3
+
+
 def test_eval_table_for_area_subtopic_scheme(tmp_path):
     papers = _labelled(tmp_path)
     result = run("eval", str(papers), "--scheme", "icml", "--gold-field", "primary_area", *MINI)
+    assert result.exit_code == 0
     assert "| area |" in result.stdout and "| subtopic |" in result.stdout
 
 
+@pytest.mark.models
 def test_one_and_two_workers_write_byte_identical_output(tmp_path):
     """Workers are separate processes with their own models and one thread each; the output,
     in input order, must not depend on how the papers were split among them."""
@@ -209,20 +287,22 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
         out = tmp_path / f"w{workers}.jsonl"
         proc = subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML),
                                str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"), "-o", str(out),
-                               "--workers", workers, "--batch-size", "5"],
+                               "--workers", workers, "--batch-size", "5", "--top-n", "3",
+                               "--min-score", "0.4"],
                               capture_output=True, timeout=600)
         assert proc.returncode == 0, proc.stderr.decode()
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
-    assert len(outputs[0].splitlines()) == 38
+    records = [json.loads(line) for line in outputs[0].splitlines()]
+    assert len(records) == 38
+    # the workers were started from the configuration: its settings reached them
+    assert {len(r["keyphrases"]) for r in records} == {3}
+    assert min(t["score"] for r in records for t in r["tags"]) >= 0.4
 
 
+@pytest.mark.models
 def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
     """kill -9 in the middle of a run, then --resume: the file ends as one clean run writes it."""
-    import os
-    import signal
-    import time
-
     inputs = [str(ICML), str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"),
               str(EXAMPLES / "iclr2025-sample.jsonl")]
     clean, broken = tmp_path / "clean.jsonl", tmp_path / "broken.jsonl"

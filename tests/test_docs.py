@@ -36,7 +36,7 @@ def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
     assert "apt-get install" in test_command  # Chromium, for the report's browser test
 
 
-@pytest.mark.slow
+@pytest.mark.models
 def test_the_readme_python_examples_run_and_print_what_they_say(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     blocks = re.findall(r"```python\n(.*?)```", README, re.S)

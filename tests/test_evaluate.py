@@ -6,11 +6,17 @@ import pytest
 
 from tagger.evaluate import (area_report, keyphrase_f1, mean_keyphrase_f1, ranked_labels,
                              stem_phrase)
+from tagger.records import AreaTag
 
-RL = {"crosswalk": {"icml": ["Reinforcement Learning"]}}
-MARL = {"crosswalk": {"icml": ["Reinforcement Learning->Multi-agent"]}}
-GNN = {"crosswalk": {"icml": ["Deep Learning->Graph Neural Networks"]}}
-NONE = {"crosswalk": {}}
+
+def _tag(area, **crosswalk):
+    return AreaTag(id=area, name=area, path=[area], score=0.5, evidence=[], crosswalk=crosswalk)
+
+
+RL = _tag("rl", icml=["Reinforcement Learning"])
+MARL = _tag("rl.multi_agent", icml=["Reinforcement Learning->Multi-agent"])
+GNN = _tag("graph.gnn", icml=["Deep Learning->Graph Neural Networks"])
+NONE = _tag("other")
 
 
 def test_ranked_labels_levels():

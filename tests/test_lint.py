@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tagger.cli import main
 from tagger.lint import can_backtrack_catastrophically, lint_taxonomy
 
-from .conftest import DATA
+from .conftest import DATA, tagged_record, write_tagged
 
 BROKEN = DATA / "taxonomies"
 NO_RULES = ("has no rules and no sub-areas, so nothing can tag it (add aliases, cues, acronyms or "
@@ -63,17 +63,11 @@ def test_each_fault_is_one_line_with_its_yaml_line(name, exit_code, findings):
 
 
 def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
-    def evidence(area, rule):
-        return {"area": area, "kind": "alias", "rule": rule, "text": rule, "field": "abstract",
-                "start": 0, "end": len(rule), "weight": 0.5}
-
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps(record) for record in [
-        {"paper": {"abstract": "x"}, "tags": [
-            {"id": "rl", "evidence": [evidence("rl", "reinforcement learning"),
-                                      evidence("rl.offline", "batch RL")]}]},
-        {"paper": {"abstract": "y"}, "tags": []},
-    ]) + "\n")
+    # rl is tagged (with a sub-area's evidence, as a parent is), rl.offline never is
+    corpus = write_tagged(tmp_path / "corpus.jsonl", [
+        tagged_record("a", [["rl"]], evidence=[("rl", "reinforcement learning"),
+                                               ("rl", "rl.offline", "batch RL")]),
+        tagged_record("b", [])])
     path = BROKEN / "clean.yaml"
     result = lint("--taxonomy", str(path), "--corpus", str(corpus))
     assert result.stdout.splitlines() == [
@@ -86,7 +80,7 @@ def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
     ]
     assert result.exit_code == 0
 
-    corpus.write_text('{"paper": {"abstract": "x"}, "tags": []}\n')
+    write_tagged(corpus, [tagged_record("a", [])])
     result = lint("--taxonomy", str(path), "--corpus", str(corpus))
     never = ("never tagged in corpus.jsonl, and none of its 2 rules fired (check its rules "
              "against papers that should have it)")

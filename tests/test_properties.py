@@ -3,7 +3,6 @@ the text; filter keeps a subset of its input, in order."""
 
 from __future__ import annotations
 
-import json
 
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from tagger import Paper
 from tagger.cli import main
 
-from .conftest import MINI_TAXONOMY
+from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 WORDS = st.sampled_from(["reinforcement", "learning", "graph", "neural", "networks", "(GNNs)",
                          "MARL", "multi-agent", "policy", "gradient", "$\\mu$P", "—", "é", "\n",
@@ -47,12 +46,10 @@ TAG = st.sampled_from([["rl"], ["rl", "rl.multi-agent"], ["graphs"], ["graphs", 
        area=st.sampled_from(["rl", "rl.multi-agent", "graphs", "graphs.gnn"]),
        min_score=st.sampled_from([0.0, 0.5]))
 def test_filter_keeps_a_subset_of_its_input_in_order(tmp_path_factory, records, area, min_score):
-    lines = [json.dumps({"paper": {"id": f"p{i}", "abstract": "x"},
-                         "tags": [{"id": path[-1], "path": path, "score": score}
-                                  for path, score in tags]}) + "\n"
-             for i, tags in enumerate(records)]
-    source = tmp_path_factory.mktemp("filter") / "tagged.jsonl"
-    source.write_text("".join(lines))
+    source = write_tagged(tmp_path_factory.mktemp("filter") / "tagged.jsonl", [
+        tagged_record(f"p{i}", [(path, score) for path, score in tags])
+        for i, tags in enumerate(records)])
+    lines = source.read_text().splitlines(keepends=True)
     result = CliRunner().invoke(main, ["filter", str(source), "--area", area, "--min-score",
                                        str(min_score), "--taxonomy", str(MINI_TAXONOMY)])
     assert result.exit_code == 0, result.stderr
@@ -72,9 +69,9 @@ PLAIN = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1
                                  year=st.one_of(st.none(), st.integers(1990, 2030))),
                        min_size=1, max_size=6))
 def test_the_reader_reads_back_what_the_writer_wrote(tmp_path_factory, papers):
+    from tagger.output import dumps
     from tagger.readers import read_papers
     from tagger.records import Provenance, TaggedPaper
-    from tagger.writers import dumps
 
     provenance = Provenance(tagger_version="t", taxonomy_version="t", taxonomy_sha256="0",
                             embedding_model="m", spacy_model="s")

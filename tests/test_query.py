@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from tagger.cli import main
 from tagger.query import QueryError, parse_query
 
-from .conftest import MINI_TAXONOMY
+from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 KNOWN = {"rl", "rl.multi-agent", "graphs", "graphs.gnn", "llm"}
 
@@ -49,11 +49,8 @@ def test_filter_where_venue_year_and_formats(tmp_path):
     rows = [("a", "ICML", 2025, [["rl"], ["rl", "rl.multi-agent"]]),
             ("b", "ICLR", 2025, [["rl"], ["graphs"]]),
             ("c", "ICML", 2024, [["graphs", "graphs.gnn"]])]
-    path = tmp_path / "tagged.jsonl"
-    path.write_text("".join(json.dumps({
-        "paper": {"id": i, "title": f"Paper {i}", "abstract": "x", "venue": v, "year": y},
-        "tags": [{"id": p[-1], "path": p, "score": 0.5} for p in paths]}) + "\n"
-        for i, v, y, paths in rows))
+    path = write_tagged(tmp_path / "tagged.jsonl", [
+        tagged_record(i, paths, title=f"Paper {i}", venue=v, year=y) for i, v, y, paths in rows])
 
     def run(*args):
         result = CliRunner().invoke(main, ["filter", str(path), *args,
@@ -71,3 +68,25 @@ def test_filter_where_venue_year_and_formats(tmp_path):
                                     "--taxonomy", str(MINI_TAXONOMY)])
     assert bad.exit_code == 1
     assert bad.stderr == "Error: --where 'rl and (': the expression ends too early\n"
+
+
+def test_filter_tagged_from_python():
+    """The library function the command uses: areas (any of), where, venue, year, min_score."""
+    from tagger import filter_tagged
+
+    records = [tagged_record("a", [(["rl"], 0.9), (["graphs"], 0.3)], venue="ICML", year=2025),
+               tagged_record("b", [(["rl", "rl.multi-agent"], 0.6)], venue="ICLR", year=2025),
+               tagged_record("c", [(["graphs", "graphs.gnn"], 0.7)], venue="ICML", year=2024)]
+
+    def ids(**criteria):
+        return [r.paper.id for r in filter_tagged(records, KNOWN, **criteria)]
+
+    assert ids(areas=["rl"]) == ["a", "b"]
+    assert ids(areas=["rl.multi-agent", "graphs.gnn"]) == ["b", "c"]
+    assert ids(areas=["graphs"], min_score=0.5) == ["c"]
+    assert ids(where="rl and graphs") == ["a"]
+    assert ids(areas=["rl"], where="not graphs") == ["b"]
+    assert ids(venue="icml", year=2025) == ["a"]
+    assert ids() == ["a", "b", "c"]
+    with pytest.raises(QueryError, match="'rl or llm' is not an area id"):
+        ids(areas=["rl or llm"])

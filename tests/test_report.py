@@ -18,20 +18,16 @@ from tagger.records import Paper
 from tagger.report import build_report, render_html
 from tagger.taxonomy import load_taxonomy
 
-from .conftest import EXAMPLES, MINI_TAXONOMY
+from .conftest import EXAMPLES, MINI_TAXONOMY, tagged_record
 
 HOSTILE_TITLE = "</script><script>window.pwned = 1</script><!-- <b>"
+AREAS = ["rl", "rl.multi-agent", "graphs", "graphs.gnn"]
 
 
 def _record(i, tags, *, venue="ICML", keyphrases=(), abstract="Graph neural networks for RL."):
-    return {"paper": {"id": f"p{i}", "title": f"Paper {i}", "abstract": abstract, "venue": venue,
-                      "year": 2025},
-            "keyphrases": [{"text": k, "normalized": k.lower()} for k in keyphrases],
-            "tags": [{"id": path[-1], "path": path, "score": score,
-                      "evidence": [{"area": path[-1], "kind": "alias", "rule": "r",
-                                    "field": "abstract", "start": 0, "end": 5}]}
-                     for path, score in tags],
-            "provenance": {"tagger_version": "9.9", "taxonomy_version": "t1"}}
+    return tagged_record(f"p{i}", tags, title=f"Paper {i}", abstract=abstract, venue=venue,
+                         year=2025, keyphrases=keyphrases,
+                         evidence=[(area, "r") for area in AREAS])
 
 
 def test_report_data_worked_out_by_hand():
@@ -65,7 +61,7 @@ def test_report_data_worked_out_by_hand():
 def test_hostile_text_stays_data_and_nothing_is_fetched():
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     record = _record(0, [(["rl"], 0.9)])
-    record["paper"]["title"] = HOSTILE_TITLE
+    record.paper.title = HOSTILE_TITLE
     page = render_html(build_report([record], taxonomy), title=HOSTILE_TITLE)
     template = render_html(build_report([], taxonomy), title="t")
     assert page.count("<script") == template.count("<script") == 2

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 
-from .conftest import MINI_TAXONOMY
+from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 
 def _tagged(tmp_path):
@@ -18,12 +18,9 @@ def _tagged(tmp_path):
         ("ICLR", [["graphs"], ["graphs", "graphs.gnn"]]),
         ("ICLR", []),
     ]
-    path = tmp_path / "tagged.jsonl"
-    path.write_text("".join(json.dumps({
-        "paper": {"id": str(i), "abstract": "x", "venue": venue, "year": 2025},
-        "tags": [{"id": p[-1], "path": p, "score": 0.5} for p in paths]}) + "\n"
-        for i, (venue, paths) in enumerate(rows)))
-    return path
+    return write_tagged(tmp_path / "tagged.jsonl", [
+        tagged_record(str(i), paths, venue=venue, year=2025)
+        for i, (venue, paths) in enumerate(rows)])
 
 
 def test_stats_json_counts(tmp_path):
@@ -41,6 +38,17 @@ def test_stats_json_counts(tmp_path):
     }
     assert stats["pairs"] == [{"areas": ["graphs", "rl"], "papers": 1}]
     assert stats["venues"] == {"ICLR 2025": 2, "ICML 2025": 2}
+
+
+def test_stats_reads_stdin(tmp_path):
+    path = _tagged(tmp_path)
+    from_file = CliRunner().invoke(main, ["stats", str(path), "--json",
+                                          "--taxonomy", str(MINI_TAXONOMY)])
+    piped = CliRunner().invoke(main, ["stats", "-", "--json", "--taxonomy", str(MINI_TAXONOMY)],
+                               input=path.read_bytes())
+    assert piped.exit_code == 0
+    assert json.loads(piped.stdout) == json.loads(from_file.stdout)
+    assert json.loads(piped.stdout)["papers"] == 4
 
 
 def test_stats_table_and_bad_input(tmp_path):

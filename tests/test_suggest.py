@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import given
@@ -17,13 +18,13 @@ from tagger.suggest import _scalar, render_yaml, suggest
 from tagger.taxonomy import load_taxonomy, parse_taxonomy
 from tagger.text import normalize_word
 
-from .conftest import MINI_TAXONOMY
+from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 
 def _record(i, phrases, score=None, root="rl"):
-    tags = [] if score is None else [{"id": root, "path": [root], "score": score}]
-    return {"paper": {"id": f"p{i:02d}", "title": f"Paper {i}", "abstract": "..."},
-            "keyphrases": [{"text": p, "normalized": _normalized(p)} for p in phrases], "tags": tags}
+    return tagged_record(f"p{i:02d}", [] if score is None else [([root], score)],
+                         title=f"Paper {i}", abstract="...",
+                         keyphrases=[(p, _normalized(p)) for p in phrases])
 
 
 def _normalized(phrase):
@@ -79,14 +80,14 @@ def test_phrases_of_generic_words_are_left_out(embedder):
     records += [_record(i, ["model training", "learning models", "protein structure prediction"])
                 for i in range(20, 23)]
     for record in records:
-        record["paper"]["abstract"] = "We study model training and learning models."
+        record.paper.abstract = "We study model training and learning models."
     result = suggest(records, taxonomy, embedder)
     assert [g.phrases for g in result.aliases + result.new_areas] == [
         ["protein structure prediction"]]
     assert (result.frequent, result.generic) == (1, 0)
     # The same corpus with abstracts that do not use those words everywhere: they come back.
     for record in records[:20]:
-        record["paper"]["abstract"] = "Agents act."
+        record.paper.abstract = "Agents act."
     result = suggest(records, taxonomy, embedder)
     assert {p for g in result.aliases + result.new_areas for p in g.phrases} == {
         "model training", "learning model", "protein structure prediction"}
@@ -125,9 +126,9 @@ def test_any_phrase_reads_back_from_the_yaml(text):
     assert yaml.safe_load(f"[{_scalar(text)}, x]") == [text, "x"]
 
 
+@pytest.mark.models
 def test_suggest_command(tmp_path):
-    path = tmp_path / "tagged.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _corpus()))
+    path = write_tagged(tmp_path / "tagged.jsonl", _corpus())
     runner = CliRunner()
     result = runner.invoke(main, ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY),
                                   "--alias-similarity", "0.55", "--json"])

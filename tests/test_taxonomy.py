@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tagger import TaxonomyError, load_taxonomy
-from tagger.taxonomy import SCHEMES, parse_taxonomy, scheme_labels
+from tagger.schemes import schemes
+from tagger.taxonomy import parse_taxonomy
 
 GOOD_AREA = """\
   - id: rl
@@ -35,6 +36,10 @@ def _errors(text: str) -> list[str]:
     (GOOD_AREA + "  - id: x\n    name: X\n    crosswalk: {iclr: [reinforcment learning]}\n",
      "t.yaml line 10: area 'x': 'reinforcment learning' is not one of the iclr labels (did you "
      "mean 'reinforcement learning'?)"),
+    (GOOD_AREA + "  - id: x\n    name: X\n    crosswalk:\n      icml: [Deep Learning]\n"
+     "      iclrr: [reinforcement learning]\n",
+     "t.yaml line 12: area 'x': crosswalk scheme 'iclrr' is not one of iclr, icml, iclr_topic "
+     "(did you mean 'iclr'?)"),
     (GOOD_AREA + "  - id: Bad Id\n    name: X\n",
      "t.yaml line 8: area 'Bad Id', field 'id': area id 'Bad Id' must be lower-case"),
     (GOOD_AREA + "  - id: x\n", "t.yaml line 8: area 'x', field 'name': required field is missing"),
@@ -67,14 +72,31 @@ def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():
     assert len(taxonomy.areas) >= 60
     assert max(len(taxonomy.path(a.id)) for a in taxonomy.areas) >= 2
     for area in taxonomy.areas:  # every area maps into every scheme, itself or through a parent
-        assert set(taxonomy.crosswalk(area.id)) == set(SCHEMES), area.id
-    labels = scheme_labels()
+        assert set(taxonomy.crosswalk(area.id)) == set(schemes()), area.id
     used = {scheme: {label for area in taxonomy.areas
-                     for label in getattr(area.crosswalk, scheme)} for scheme in SCHEMES}
-    assert set(labels["iclr"]) <= used["iclr"]
-    icml_areas = {label.split("->")[0] for label in labels["icml"]}
+                     for label in area.crosswalk.get(scheme, [])} for scheme in schemes()}
+    assert set(schemes()["iclr"].labels) <= used["iclr"]
+    icml_areas = {label.split("->")[0] for label in schemes()["icml"].labels}
     assert icml_areas <= {label.split("->")[0] for label in used["icml"]}
     for wanted in ["rl.offline", "rl.multi_agent", "rl.model_based", "theory.bandits",
                    "llm.alignment", "llm.reasoning", "llm.efficiency", "llm.agents",
                    "llm.evaluation", "llm.rag", "graph.gnn", "graph.theory"]:
         assert wanted in taxonomy.by_id, wanted
+
+
+def test_schemes_come_from_one_file():
+    """schemes.json names each scheme's levels; eval's choices and the taxonomy's checks use it."""
+    from tagger.cli import eval_
+
+    assert list(schemes()) == ["iclr", "icml", "iclr_topic"]
+    assert {s.levels for s in schemes().values()} == {("label",), ("area", "subtopic")}
+    scheme_option = next(p for p in eval_.params if p.name == "scheme")
+    assert list(scheme_option.type.choices) == list(schemes())
+    assert all(len(set(s.labels)) == len(s.labels) > 10 for s in schemes().values())
+
+
+def test_line_of_names_the_line_of_a_rule(tmp_path):
+    taxonomy = parse_taxonomy('version: "1"\nareas:\n' + GOOD_AREA, source="t.yaml")
+    assert taxonomy.line_of("rl") == 3
+    assert taxonomy.line_of("rl", "aliases", 0) == 5
+    assert taxonomy.line_of("rl", "cues", 0) == 3  # no cues: the area's own line
