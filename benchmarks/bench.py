@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 SYSTEMS = {
-    "keybert": "plain KeyBERT, all-MiniLM-L6-v2, (1,3)-grams, stop_words='english', top_n=10, batch",
+    "keybert": "plain KeyBERT, all-MiniLM-L6-v2, (1,3)-grams, English stop words, top_n=10, batch",
     "yake": "YAKE, n=3, top 10",
     "keyphrases": "tagger keyphrase extraction only (spaCy candidates + KeyBERT ranking)",
     "tag-1": "tagger tag, full pipeline (keyphrases + tags + JSONL), 1 worker",
@@ -36,9 +36,10 @@ SYSTEMS = {
 
 # --- the child side: run one system, report its own timings ----------------------------------
 
+
 def child(system: str, source: str, output: str) -> None:
     started = time.perf_counter()
-    rows = [json.loads(line) for line in open(source, encoding="utf-8")]
+    rows = [json.loads(line) for line in Path(source).read_text(encoding="utf-8").splitlines()]
     texts = [f"{r.get('title') or ''}. {r['abstract']}" for r in rows]
     warm = texts[:4]
     if system == "keybert":
@@ -48,14 +49,22 @@ def child(system: str, source: str, output: str) -> None:
         from tagger.embedders import MiniLMEmbedder
 
         model = KeyBERT(model=MiniLMEmbedder().model)
-        run = lambda docs: [[k for k, _ in kws] for kws in model.extract_keywords(  # noqa: E731
-            docs, keyphrase_ngram_range=(1, 3), stop_words="english", top_n=10)]
+
+        def run(docs):
+            found = model.extract_keywords(
+                docs, keyphrase_ngram_range=(1, 3), stop_words="english", top_n=10
+            )
+            return [[k for k, _ in keywords] for keywords in found]
+
         run(warm)
     elif system == "yake":
         import yake
 
         extractor = yake.KeywordExtractor(lan="en", n=3, top=10)
-        run = lambda docs: [[k for k, _ in extractor.extract_keywords(d)] for d in docs]  # noqa: E731
+
+        def run(docs):
+            return [[k for k, _ in extractor.extract_keywords(d)] for d in docs]
+
         run(warm)
     elif system == "keyphrases":
         from tagger import Tagger
@@ -63,49 +72,55 @@ def child(system: str, source: str, output: str) -> None:
 
         tagger = Tagger.from_taxonomy()
         papers = [(r.get("title"), r["abstract"]) for r in rows]
+        size = tagger.config.batch_size
 
         def run(docs):
             out = []
             chunk = papers if docs is texts else [(None, d) for d in docs]
-            for i in range(0, len(chunk), tagger.batch_size):
-                batch = chunk[i:i + tagger.batch_size]
+            for i in range(0, len(chunk), size):
+                batch = chunk[i : i + size]
                 paper_texts = [paper_text(t, a) for t, a in batch]
-                analyses = [analyse(doc, t) for doc, (t, _) in
-                            zip(tagger.nlp.pipe(paper_texts), batch)]
-                out += [[k.text for k in phrases]
-                        for phrases in tagger.keyphrases.extract(paper_texts, analyses)]
+                analyses = [
+                    analyse(doc, t)
+                    for doc, (t, _) in zip(tagger.nlp.pipe(paper_texts), batch, strict=True)
+                ]
+                out += [
+                    [k.text for k in phrases]
+                    for phrases in tagger.keyphrases.extract(paper_texts, analyses)
+                ]
             return out
+
         run(warm)
     else:  # the full pipeline as the command line runs it: read, tag, write JSONL
-        from tagger import Tagger
+        from tagger import Tagger, tag_files
         from tagger.readers import read_papers
-        from tagger.writers import JsonlWriter
 
         workers = int(system.split("-")[1])
         tagger = Tagger.from_taxonomy()
-        warm_papers = list(read_papers(source))[:2 * workers * tagger.batch_size // 8]
-        tagger.batch_size //= 8  # warm-up: every worker loads its models
-        list(tagger.tag_many(warm_papers, workers=workers))
-        tagger.batch_size *= 8
-        one = Path(output).with_suffix(".one.jsonl")
-        one.write_text(open(source, encoding="utf-8").readline(), encoding="utf-8")
+        # warm-up: 2 batches per worker, so that every worker has loaded its models
+        first = list(read_papers(source))[:4]
+        list(
+            tagger.tag_many(
+                (first * 1000)[: 2 * workers * tagger.config.batch_size], workers=workers
+            )
+        )
 
         def run(docs):
-            with open(output, "wb") as handle:
-                writer = JsonlWriter(handle)
-                for tagged in tagger.tag_many(read_papers(source), workers=workers):
-                    writer.write(tagged)
+            tag_files(tagger, [source], output, workers=workers)
             tagger.close()
-            return [[k["text"] for k in json.loads(line)["keyphrases"]]
-                    for line in open(output, encoding="utf-8")]
+            lines = Path(output).read_text(encoding="utf-8").splitlines()
+            return [[k["text"] for k in json.loads(line)["keyphrases"]] for line in lines]
+
     loaded = time.perf_counter()
     keyphrases = run(texts)
     done = time.perf_counter()
-    print(json.dumps({"load": loaded - started, "process": done - loaded,
-                      "keyphrases": keyphrases}))
+    print(
+        json.dumps({"load": loaded - started, "process": done - loaded, "keyphrases": keyphrases})
+    )
 
 
 # --- the parent side ---------------------------------------------------------------------------
+
 
 def tree_rss(root: int) -> int:
     """Resident bytes of a process and all its descendants."""
@@ -113,7 +128,7 @@ def tree_rss(root: int) -> int:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat").read()
+                stat = Path(f"/proc/{entry}/stat").read_text()
                 parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
@@ -125,7 +140,7 @@ def tree_rss(root: int) -> int:
     total = 0
     for pid in family:
         try:
-            for line in open(f"/proc/{pid}/status"):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1]) * 1024
         except OSError:
@@ -160,7 +175,7 @@ def measure(command: list[str]) -> tuple[str, float, int]:
 def unique_abstracts(data: Path, n: int) -> list[dict]:
     seen, rows = set(), []
     for name in ("iclr2026-dev.jsonl", "iclr2025-keywords.jsonl", "iclr2024-topics.jsonl"):
-        for line in open(data / name, encoding="utf-8"):
+        for line in (data / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["abstract"] in seen:
                 continue
@@ -184,7 +199,9 @@ def perturbed(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
             else:
                 a, b = rng.sample(range(1, len(sentences)), 2) if len(sentences) > 3 else (0, 1)
                 sentences[a], sentences[b] = sentences[b], sentences[a]
-        text = re.sub(r"\d+", lambda m: str(int(m.group()) + rng.randint(1, 9)), " ".join(sentences))
+        text = re.sub(
+            r"\d+", lambda m: str(int(m.group()) + rng.randint(1, 9)), " ".join(sentences)
+        )
         out.append({"id": f"syn-{i}", "title": row["title"], "abstract": text})
     return out
 
@@ -192,10 +209,17 @@ def perturbed(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="unique abstracts (default 1000)")
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset")
-    parser.add_argument("--synthetic", type=int, action="append", default=[],
-                        help="also tag this many perturbed records with 2 workers (repeatable)")
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        action="append",
+        default=[],
+        help="also tag this many perturbed records with 2 workers (repeatable)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
@@ -211,43 +235,79 @@ def main() -> None:
     source = workdir / "abstracts.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     gold = [r.get("keywords") or [] for r in rows]
-    print(f"{len(rows)} unique abstracts from {args.data} ({sum(1 for g in gold if g)} with "
-          f"author keywords); {os.cpu_count()} CPUs\n")
+    print(
+        f"{len(rows)} unique abstracts from {args.data} ({sum(1 for g in gold if g)} with "
+        f"author keywords); {os.cpu_count()} CPUs\n"
+    )
     results = {}
     for system in args.systems.split(","):
-        out, wall, peak = measure([sys.executable, __file__, "--child", system, "--input",
-                                   str(source), "--output", str(workdir / f"{system}.jsonl")])
+        out, wall, peak = measure(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                system,
+                "--input",
+                str(source),
+                "--output",
+                str(workdir / f"{system}.jsonl"),
+            ]
+        )
         report = json.loads(out.strip().splitlines()[-1])
         results[system] = {
-            "rate": len(rows) / report["process"], "load": report["load"],
-            "rss": peak, "wall": wall,
-            "f1@5": mean_keyphrase_f1(zip(report["keyphrases"], gold), 5),
-            "f1@10": mean_keyphrase_f1(zip(report["keyphrases"], gold), 10)}
+            "rate": len(rows) / report["process"],
+            "load": report["load"],
+            "rss": peak,
+            "wall": wall,
+            "f1@5": mean_keyphrase_f1(zip(report["keyphrases"], gold, strict=True), 5),
+            "f1@10": mean_keyphrase_f1(zip(report["keyphrases"], gold, strict=True), 10),
+        }
         r = results[system]
-        print(f"  {system}: {r['rate']:.2f} abstracts/s, load {r['load']:.1f} s, "
-              f"peak RSS {r['rss'] / 2**20:.0f} MiB", file=sys.stderr)
+        print(
+            f"  {system}: {r['rate']:.2f} abstracts/s, load {r['load']:.1f} s, "
+            f"peak RSS {r['rss'] / 2**20:.0f} MiB",
+            file=sys.stderr,
+        )
     base = results.get("keybert", {}).get("rate")
     print("| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for system, r in results.items():
         ratio = f"{r['rate'] / base:.1f}×" if base else "–"
-        print(f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} | {ratio} | {r['load']:.1f} | "
-              f"{r['rss'] / 2**20:.0f} | {r['f1@5']:.3f} | {r['f1@10']:.3f} |")
+        print(
+            f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} | {ratio} | {r['load']:.1f} | "
+            f"{r['rss'] / 2**20:.0f} | {r['f1@5']:.3f} | {r['f1@10']:.3f} |"
+        )
     one = workdir / "one.jsonl"
-    one.write_text(source.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
-    _, cold, _ = measure([sys.executable, "-m", "tagger", "tag", str(one), "-o", str(one) + ".out",
-                          "--no-progress"])
+    one.write_text(
+        source.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8"
+    )
+    _, cold, _ = measure(
+        [sys.executable, "-m", "tagger", "tag", str(one), "-o", str(one) + ".out", "--no-progress"]
+    )
     print(f"\ncold start: `tagger tag` on one abstract, to its line written: {cold:.1f} s")
     for n in args.synthetic:
         synthetic = workdir / f"synthetic-{n}.jsonl"
         with open(synthetic, "w", encoding="utf-8") as handle:
             for record in perturbed(rows, n):
                 handle.write(json.dumps(record) + "\n")
-        _, wall, peak = measure([sys.executable, "-m", "tagger", "tag", str(synthetic), "-o",
-                                 str(workdir / f"synthetic-{n}.out.jsonl"), "--workers", "2",
-                                 "--no-progress"])
-        print(f"\nsynthetic {n:,} records, 2 workers: {wall:.0f} s wall ({n / wall:.1f} records/s "
-              f"including start-up), peak RSS {peak / 2**20:.0f} MiB")
+        _, wall, peak = measure(
+            [
+                sys.executable,
+                "-m",
+                "tagger",
+                "tag",
+                str(synthetic),
+                "-o",
+                str(workdir / f"synthetic-{n}.out.jsonl"),
+                "--workers",
+                "2",
+                "--no-progress",
+            ]
+        )
+        print(
+            f"\nsynthetic {n:,} records, 2 workers: {wall:.0f} s wall ({n / wall:.1f} records/s "
+            f"including start-up), peak RSS {peak / 2**20:.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

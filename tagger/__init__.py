@@ -13,7 +13,23 @@ from .taxonomy import Taxonomy, load_taxonomy
 __version__ = tagger_version()
 
 __all__ = [
-    "AreaTag", "Evidence", "InputError", "Keyphrase", "ModelError", "Paper", "RunSummary",
-    "Tagger", "TaggedPaper", "TaggerConfig", "TaggerError", "Taxonomy", "TaxonomyError",
-    "filter_tagged", "load_taxonomy", "read_papers", "read_tagged", "tag_files", "__version__",
+    "AreaTag",
+    "Evidence",
+    "InputError",
+    "Keyphrase",
+    "ModelError",
+    "Paper",
+    "RunSummary",
+    "Tagger",
+    "TaggedPaper",
+    "TaggerConfig",
+    "TaggerError",
+    "Taxonomy",
+    "TaxonomyError",
+    "filter_tagged",
+    "load_taxonomy",
+    "read_papers",
+    "read_tagged",
+    "tag_files",
+    "__version__",
 ]

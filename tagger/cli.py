@@ -31,9 +31,13 @@ def _example(*commands: str) -> str:
 def taxonomy_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """--taxonomy FILE, shared by every command that uses a taxonomy."""
     return click.option(
-        "--taxonomy", "taxonomy_path", type=click.Path(dir_okay=False, path_type=Path),
-        default=None, metavar="FILE",
-        help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.")(command)
+        "--taxonomy",
+        "taxonomy_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.",
+    )(command)
 
 
 def config_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -45,16 +49,21 @@ def config_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
             field = next(f for f in dataclasses.fields(TaggerConfig) if f.name == name)
             low, high = field.metadata["minimum"], field.metadata["maximum"]
             kind = click.IntRange(low, high) if field.type == "int" else click.FloatRange(low, high)
-            command = click.option(f"--{name.replace('_', '-')}", name, type=kind,
-                                   default=getattr(defaults, name), show_default=True,
-                                   help=TaggerConfig.help(name))(command)
+            command = click.option(
+                f"--{name.replace('_', '-')}",
+                name,
+                type=kind,
+                default=getattr(defaults, name),
+                show_default=True,
+                help=TaggerConfig.help(name),
+            )(command)
         return command
 
     return decorate
 
 
 def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn TaggerError into 'Error: ...' on stderr and exit code 1; a closed stdout ends quietly."""
+    """TaggerError becomes 'Error: ...' on stderr and exit code 1; a closed stdout ends quietly."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -65,8 +74,11 @@ def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
-            click.echo("Interrupted. Lines already written are complete; `tagger tag ... -o FILE "
-                       "--resume` continues a run.", err=True)
+            click.echo(
+                "Interrupted. Lines already written are complete; `tagger tag ... -o FILE "
+                "--resume` continues a run.",
+                err=True,
+            )
             sys.exit(130)
         except BrokenPipeError:
             sys.stderr.close()  # `tagger ... | head`: the reader left, nothing is wrong
@@ -79,9 +91,13 @@ def _warning(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]},
-             epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
-                             "tagger filter tagged.jsonl --area rl"))
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_example(
+        "tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
+        "tagger filter tagged.jsonl --area rl",
+    ),
+)
 @click.version_option(package_name="tagger")
 def main() -> None:
     """Tag research papers with keyphrases and research areas.
@@ -93,25 +109,60 @@ def main() -> None:
 
 @main.command(epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write JSONL here instead of stdout.")
-@click.option("--format", "input_format", default="auto", show_default=True,
-              type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
-              help="Input format; auto guesses from the file.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write JSONL here instead of stdout.",
+)
+@click.option(
+    "--format",
+    "input_format",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
+    help="Input format; auto guesses from the file.",
+)
 @taxonomy_option
 @config_options("top_n", "diversity", "min_score", "max_tags", "batch_size")
-@click.option("-w", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Processes tagging in parallel; output is identical for any number.")
-@click.option("--errors", "errors_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Write rejected records here as JSONL (source, line, reason).")
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted run: keep the complete lines of -o FILE, tag the rest.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr. Default: when stderr is a terminal.")
+@click.option(
+    "-w",
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes tagging in parallel; output is identical for any number.",
+)
+@click.option(
+    "--errors",
+    "errors_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write rejected records here as JSONL (source, line, reason).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted run: keep the complete lines of -o FILE, tag the rest.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr. Default: when stderr is a terminal.",
+)
 @reports_errors
-def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
-        taxonomy_path: Path | None, workers: int, errors_path: Path | None, resume: bool,
-        progress: bool | None, **settings: Any) -> None:
+def tag(
+    inputs: tuple[str, ...],
+    output: Path | None,
+    input_format: str,
+    taxonomy_path: Path | None,
+    workers: int,
+    errors_path: Path | None,
+    resume: bool,
+    progress: bool | None,
+    **settings: Any,
+) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
     INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
@@ -126,33 +177,72 @@ def tag(inputs: tuple[str, ...], output: Path | None, input_format: str,
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
     with Tagger.from_taxonomy(taxonomy_path, TaggerConfig(**settings)) as tagger:
         summary = tag_files(
-            tagger, inputs, output or sys.stdout.buffer, errors=errors_path, resume=resume,
-            format=None if input_format == "auto" else input_format, workers=workers,
-            progress=sys.stderr.isatty() if progress is None else progress, warn=_warning)
+            tagger,
+            inputs,
+            output or sys.stdout.buffer,
+            errors=errors_path,
+            resume=resume,
+            format=None if input_format == "auto" else input_format,
+            workers=workers,
+            progress=sys.stderr.isatty() if progress is None else progress,
+            warn=_warning,
+        )
     click.echo(str(summary), err=True)
     if summary.rejected:
         sys.exit(1)
 
 
-@main.command(name="filter", epilog=_example(
-    "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
-    "tagger filter tagged.jsonl --where \"rl and not llm\" --venue ICML --format titles"))
+@main.command(
+    name="filter",
+    epilog=_example(
+        "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
+        'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --format titles',
+    ),
+)
 @click.argument("tagged", metavar="FILE")
-@click.option("--area", "areas", multiple=True, metavar="ID",
-              help="Keep papers tagged with this area or one below it. Repeat for any of several.")
-@click.option("--where", "where", default=None, metavar="EXPR",
-              help="A boolean expression over area ids: \"gnn or (graph and theory)\".")
+@click.option(
+    "--area",
+    "areas",
+    multiple=True,
+    metavar="ID",
+    help="Keep papers tagged with this area or one below it. Repeat for any of several.",
+)
+@click.option(
+    "--where",
+    "where",
+    default=None,
+    metavar="EXPR",
+    help='A boolean expression over area ids: "gnn or (graph and theory)".',
+)
 @click.option("--venue", default=None, help="Only papers of this venue (case-insensitive).")
 @click.option("--year", type=int, default=None, help="Only papers of this year.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
-              help="Only count tags scoring at least this.")
-@click.option("--format", "output_format", type=click.Choice(["jsonl", "csv", "ids", "titles"]),
-              default="jsonl", show_default=True, help="What to print for each paper kept.")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Only count tags scoring at least this.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "csv", "ids", "titles"]),
+    default="jsonl",
+    show_default=True,
+    help="What to print for each paper kept.",
+)
 @taxonomy_option
 @reports_errors
-def filter_(tagged: str, areas: tuple[str, ...], where: str | None, venue: str | None,
-            year: int | None, min_score: float, output_format: str,
-            taxonomy_path: Path | None) -> None:
+def filter_(
+    tagged: str,
+    areas: tuple[str, ...],
+    where: str | None,
+    venue: str | None,
+    year: int | None,
+    min_score: float,
+    output_format: str,
+    taxonomy_path: Path | None,
+) -> None:
     """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
@@ -164,8 +254,14 @@ def filter_(tagged: str, areas: tuple[str, ...], where: str | None, venue: str |
     from .query import paper_filter
     from .taxonomy import load_taxonomy
 
-    keep = paper_filter(load_taxonomy(taxonomy_path).by_id, areas=areas, where=where,
-                        venue=venue, year=year, min_score=min_score)
+    keep = paper_filter(
+        load_taxonomy(taxonomy_path).by_id,
+        areas=areas,
+        where=where,
+        venue=venue,
+        year=year,
+        min_score=min_score,
+    )
     table = csv.writer(sys.stdout, lineterminator="\n") if output_format == "csv" else None
     if table:
         table.writerow(["id", "title", "venue", "year", "tags"])
@@ -176,19 +272,34 @@ def filter_(tagged: str, areas: tuple[str, ...], where: str | None, venue: str |
         if output_format == "jsonl":
             sys.stdout.buffer.write(line.raw)
         elif table:
-            table.writerow([paper.id, paper.title or "", paper.venue or "", paper.year or "",
-                            ";".join(tag.id for tag in line.record.tags)])
+            table.writerow(
+                [
+                    paper.id,
+                    paper.title or "",
+                    paper.venue or "",
+                    paper.year or "",
+                    ";".join(tag.id for tag in line.record.tags),
+                ]
+            )
         else:
             click.echo(paper.id if output_format == "ids" else paper.title or paper.abstract[:100])
     sys.stdout.flush()
 
 
-@main.command(epilog=_example("tagger stats examples/tagged/icml2025-abstracts.jsonl",
-                              "tagger stats tagged.jsonl --json"))
+@main.command(
+    epilog=_example(
+        "tagger stats examples/tagged/icml2025-abstracts.jsonl", "tagger stats tagged.jsonl --json"
+    )
+)
 @click.argument("tagged", metavar="FILE")
 @taxonomy_option
-@click.option("--pairs", type=click.IntRange(min=0), default=10, show_default=True,
-              help="How many of the most frequent area pairs to show.")
+@click.option(
+    "--pairs",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many of the most frequent area pairs to show.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @reports_errors
 def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) -> None:
@@ -207,16 +318,21 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
         click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
 
 
-@main.command(epilog=_example(
-    "tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html"))
+@main.command(
+    epilog=_example("tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html")
+)
 @click.argument("tagged", metavar="FILE")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the page here instead of to stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the page here instead of to stdout.",
+)
 @click.option("--title", default=None, help="The page's title. Default: from FILE's name.")
 @taxonomy_option
 @reports_errors
-def report(tagged: str, output: Path | None, title: str | None,
-           taxonomy_path: Path | None) -> None:
+def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: Path | None) -> None:
     """Write one self-contained HTML page about a tagged corpus: papers per area (the tree), a
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
     filterable paper list with each tag's evidence highlighted. Opens without a network.
@@ -239,21 +355,50 @@ def report(tagged: str, output: Path | None, title: str | None,
     click.echo(f"{output}: {data['papers_total']:,} papers, {len(data['areas'])} areas", err=True)
 
 
-@main.command(epilog=_example("tagger suggest tagged.jsonl > suggestions.yaml",
-                              "tagger suggest tagged.jsonl --weak-below 0.7 --min-papers 5"))
+@main.command(
+    epilog=_example(
+        "tagger suggest tagged.jsonl > suggestions.yaml",
+        "tagger suggest tagged.jsonl --weak-below 0.7 --min-papers 5",
+    )
+)
 @click.argument("tagged", metavar="FILE")
 @taxonomy_option
-@click.option("--weak-below", type=click.FloatRange(0, 1), default=0.6, show_default=True,
-              help="A paper is weakly tagged when its best tag scores below this.")
-@click.option("--min-papers", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Suggest a phrase group found in at least this many weakly tagged papers.")
-@click.option("--group-similarity", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-              help="Cosine at which two keyphrases count as near-duplicates.")
-@click.option("--alias-similarity", type=click.FloatRange(0, 1), default=0.7, show_default=True,
-              help="Cosine to an area's aliases from which a group is proposed as its aliases; "
-                   "below it, as a new area.")
-@click.option("--limit", type=click.IntRange(min=1), default=25, show_default=True,
-              help="At most this many alias and this many new-area suggestions.")
+@click.option(
+    "--weak-below",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="A paper is weakly tagged when its best tag scores below this.",
+)
+@click.option(
+    "--min-papers",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Suggest a phrase group found in at least this many weakly tagged papers.",
+)
+@click.option(
+    "--group-similarity",
+    type=click.FloatRange(0, 1),
+    default=0.8,
+    show_default=True,
+    help="Cosine at which two keyphrases count as near-duplicates.",
+)
+@click.option(
+    "--alias-similarity",
+    type=click.FloatRange(0, 1),
+    default=0.7,
+    show_default=True,
+    help="Cosine to an area's aliases from which a group is proposed as its aliases; "
+    "below it, as a new area.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=25,
+    show_default=True,
+    help="At most this many alias and this many new-area suggestions.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
 @reports_errors
 def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: Any) -> None:
@@ -268,8 +413,13 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: 
     from .taxonomy import load_taxonomy
 
     taxonomy = load_taxonomy(taxonomy_path)
-    result = find_suggestions(read_tagged(tagged), taxonomy, embedders.make_embedder(),
-                              source="stdin" if tagged == "-" else tagged, **settings)
+    result = find_suggestions(
+        read_tagged(tagged),
+        taxonomy,
+        embedders.make_embedder(),
+        source="stdin" if tagged == "-" else tagged,
+        **settings,
+    )
     if as_json:
         _print_json(result.as_dict())
     else:
@@ -304,18 +454,27 @@ def check(taxonomy_path: Path | None) -> None:
         rules = len(area.aliases) + len(area.cues) + len(area.acronyms) + len(area.patterns)
         click.echo(f"{'  ' * depth}{area.id}  {area.name}  ({rules} rules)")
     depth = max((d for d, _ in tax.walk()), default=0) + 1
-    click.echo(f"{tax.source}: version {tax.version}, {len(tax.areas)} areas, "
-               f"{len(tax.roots)} roots, {depth} levels: OK", err=True)
+    click.echo(
+        f"{tax.source}: version {tax.version}, {len(tax.areas)} areas, "
+        f"{len(tax.roots)} roots, {depth} levels: OK",
+        err=True,
+    )
 
 
-@taxonomy.command(epilog=_example(
-    "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
-    "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl"))
+@taxonomy.command(
+    epilog=_example(
+        "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
+        "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl",
+    )
+)
 @taxonomy_option
-@click.option("--corpus", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              metavar="FILE",
-              help="Tagged output (`tagger tag`): also report rules that never fired and areas "
-                   "never tagged.")
+@click.option(
+    "--corpus",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Tagged output (`tagger tag`): also report rules that never fired and areas never tagged.",
+)
 @reports_errors
 def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     """Find faults in a taxonomy, one line each with its YAML line number.
@@ -335,23 +494,49 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
         sys.exit(1)
 
 
-@main.command(name="eval", epilog=_example(
-    "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
-    "tagger eval tagged.jsonl --scheme iclr_topic --json"))
+@main.command(
+    name="eval",
+    epilog=_example(
+        "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
+        "tagger eval tagged.jsonl --scheme iclr_topic --json",
+    ),
+)
 @click.argument("papers", metavar="FILE")
-@click.option("--gold-field", default="primary_area", show_default=True,
-              help="The field of each paper that holds the author's label.")
-@click.option("--scheme", type=click.Choice(list(schemes())), required=True,
-              help="Which crosswalk of the taxonomy the labels are in.")
+@click.option(
+    "--gold-field",
+    default="primary_area",
+    show_default=True,
+    help="The field of each paper that holds the author's label.",
+)
+@click.option(
+    "--scheme",
+    type=click.Choice(list(schemes())),
+    required=True,
+    help="Which crosswalk of the taxonomy the labels are in.",
+)
 @taxonomy_option
-@click.option("--references", is_flag=True,
-              help="Also score YAKE and plain KeyBERT keyphrases on the same papers (slow).")
-@click.option("--save-tagged", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the tagged papers here, to evaluate again without tagging.")
+@click.option(
+    "--references",
+    is_flag=True,
+    help="Also score YAKE and plain KeyBERT keyphrases on the same papers (slow).",
+)
+@click.option(
+    "--save-tagged",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the tagged papers here, to evaluate again without tagging.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @reports_errors
-def eval_(papers: str, gold_field: str, scheme: str, taxonomy_path: Path | None,
-          references: bool, save_tagged: Path | None, as_json: bool) -> None:
+def eval_(
+    papers: str,
+    gold_field: str,
+    scheme: str,
+    taxonomy_path: Path | None,
+    references: bool,
+    save_tagged: Path | None,
+    as_json: bool,
+) -> None:
     """Measure tags against authors' labels and keyphrases against authors' keywords.
 
     FILE holds labelled papers (any input format: they are tagged first) or the output of
@@ -361,8 +546,14 @@ def eval_(papers: str, gold_field: str, scheme: str, taxonomy_path: Path | None,
     from .pipeline import Tagger
 
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
-        result = evaluate_file(papers, tagger, scheme=scheme, gold_field=gold_field,
-                               references=references, save_tagged=save_tagged)
+        result = evaluate_file(
+            papers,
+            tagger,
+            scheme=scheme,
+            gold_field=gold_field,
+            references=references,
+            save_tagged=save_tagged,
+        )
     if as_json:
         _print_json(result.as_dict())
     else:

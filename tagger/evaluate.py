@@ -71,12 +71,23 @@ class AreaReport:
 
     def as_dict(self) -> dict:
         return {
-            "level": self.level, "papers": self.papers, "coverage": round(self.coverage, 4),
-            "acc@1": round(self.acc_at_1, 4), "acc@3": round(self.acc_at_3, 4),
+            "level": self.level,
+            "papers": self.papers,
+            "coverage": round(self.coverage, 4),
+            "acc@1": round(self.acc_at_1, 4),
+            "acc@3": round(self.acc_at_3, 4),
             "labels_per_paper": round(self.labels_per_paper, 3),
-            "per_label": [{"label": s.label, "support": s.support, "predicted": s.predicted,
-                           "precision": round(s.precision, 4), "recall": round(s.recall, 4),
-                           "f1": round(s.f1, 4)} for s in self.per_label],
+            "per_label": [
+                {
+                    "label": s.label,
+                    "support": s.support,
+                    "predicted": s.predicted,
+                    "precision": round(s.precision, 4),
+                    "recall": round(s.recall, 4),
+                    "f1": round(s.f1, 4),
+                }
+                for s in self.per_label
+            ],
             "confusions": [{"gold": g, "predicted": p, "count": n} for g, p, n in self.confusions],
         }
 
@@ -106,16 +117,23 @@ def _specific_first(labels: list[str]) -> list[str]:
         if label in out:
             continue
         if SUBTOPIC not in label:
-            specific = next((other for other in labels
-                             if other.startswith(label + SUBTOPIC) and other not in out), None)
+            specific = next(
+                (
+                    other
+                    for other in labels
+                    if other.startswith(label + SUBTOPIC) and other not in out
+                ),
+                None,
+            )
             label = specific or label
         if label not in out:
             out.append(label)
     return out
 
 
-def area_report(pairs: Iterable[tuple[str, Sequence[str]]], *, level: str = "label",
-                top_confusions: int = 10) -> AreaReport:
+def area_report(
+    pairs: Iterable[tuple[str, Sequence[str]]], *, level: str = "label", top_confusions: int = 10
+) -> AreaReport:
     """Metrics over (gold label, ranked predicted labels) pairs."""
     pairs = list(pairs)
     n = len(pairs)
@@ -137,14 +155,15 @@ def area_report(pairs: Iterable[tuple[str, Sequence[str]]], *, level: str = "lab
                 confusions[(gold, ranked[0])] += 1
         hit1 += bool(ranked) and ranked[0] == gold
         hit3 += gold in ranked[:3]
-    labels = sorted(set(support) | set(predicted), key=lambda l: (-support[l], l))
+    labels = sorted(set(support) | set(predicted), key=lambda label: (-support[label], label))
     return AreaReport(
-        level=level, papers=n,
+        level=level,
+        papers=n,
         coverage=covered / n if n else 0.0,
         acc_at_1=hit1 / n if n else 0.0,
         acc_at_3=hit3 / n if n else 0.0,
         labels_per_paper=total_labels / n if n else 0.0,
-        per_label=[LabelStats(l, support[l], predicted[l], correct[l]) for l in labels],
+        per_label=[LabelStats(lb, support[lb], predicted[lb], correct[lb]) for lb in labels],
         confusions=[(g, p, c) for (g, p), c in confusions.most_common(top_confusions)],
     )
 
@@ -192,6 +211,7 @@ def mean_keyphrase_f1(runs: Iterable[tuple[Sequence[str], Sequence[str]]], k: in
 
 # --- running an evaluation over a file ---------------------------------------------------------
 
+
 @dataclass
 class Evaluation:
     source: str
@@ -204,14 +224,27 @@ class Evaluation:
     seconds: float | None = None  # time spent tagging, when this run tagged
 
     def as_dict(self) -> dict:
-        return {"source": self.source, "scheme": self.scheme, "gold_field": self.gold_field,
-                "papers": self.papers, "areas": [r.as_dict() for r in self.areas],
-                "keyphrases": self.keyphrases, "keyword_papers": self.keyword_papers,
-                "tagging_seconds": None if self.seconds is None else round(self.seconds, 2)}
+        return {
+            "source": self.source,
+            "scheme": self.scheme,
+            "gold_field": self.gold_field,
+            "papers": self.papers,
+            "areas": [r.as_dict() for r in self.areas],
+            "keyphrases": self.keyphrases,
+            "keyword_papers": self.keyword_papers,
+            "tagging_seconds": None if self.seconds is None else round(self.seconds, 2),
+        }
 
 
-def evaluate_file(source: str | Path, tagger: Tagger, *, scheme: str, gold_field: str,
-                  references: bool = False, save_tagged: str | Path | None = None) -> Evaluation:
+def evaluate_file(
+    source: str | Path,
+    tagger: Tagger,
+    *,
+    scheme: str,
+    gold_field: str,
+    references: bool = False,
+    save_tagged: str | Path | None = None,
+) -> Evaluation:
     """Evaluate a file (or "-" for stdin, read once) of labelled papers in any input format,
     which ``tagger`` tags first (and, with ``save_tagged``, writes there), or of tagged output,
     evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases."""
@@ -231,15 +264,29 @@ def evaluate_file(source: str | Path, tagger: Tagger, *, scheme: str, gold_field
     refs = None
     if references:
         texts = [f"{r.paper.title or ''}. {r.paper.abstract}" for r in records]
-        refs = {"YAKE (n=3)": yake_keyphrases(texts),
-                "KeyBERT (1-2 grams)": keybert_keyphrases(texts)}
-    return evaluate_records(records, scheme=scheme, gold_field=gold_field, source=str(source),
-                            references=refs, seconds=seconds)
+        refs = {
+            "YAKE (n=3)": yake_keyphrases(texts),
+            "KeyBERT (1-2 grams)": keybert_keyphrases(texts),
+        }
+    return evaluate_records(
+        records,
+        scheme=scheme,
+        gold_field=gold_field,
+        source=str(source),
+        references=refs,
+        seconds=seconds,
+    )
 
 
-def evaluate_records(records: Sequence[TaggedPaper], *, scheme: str, gold_field: str,
-                     source: str, references: dict[str, Sequence[Sequence[str]]] | None = None,
-                     seconds: float | None = None) -> Evaluation:
+def evaluate_records(
+    records: Sequence[TaggedPaper],
+    *,
+    scheme: str,
+    gold_field: str,
+    source: str,
+    references: dict[str, Sequence[Sequence[str]]] | None = None,
+    seconds: float | None = None,
+) -> Evaluation:
     """Metrics over tagged records; the author's label is the paper's field ``gold_field``.
 
     ``references`` maps a reference system's name to its keyphrases for each record, in order.
@@ -259,12 +306,23 @@ def evaluate_records(records: Sequence[TaggedPaper], *, scheme: str, gold_field:
     gold_keywords = [r.paper.keywords or [] for r in records]
     systems = {"tagger": [[k.text for k in r.keyphrases] for r in records]}
     systems.update(references or {})
-    keyphrases = {name: {f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold_keywords), k), 4)
-                         for k in (5, 10)}
-                  for name, predicted in systems.items()}
-    return Evaluation(source=source, scheme=scheme, gold_field=gold_field, papers=len(labelled),
-                      areas=reports, keyphrases=keyphrases,
-                      keyword_papers=sum(1 for g in gold_keywords if g), seconds=seconds)
+    keyphrases = {
+        name: {
+            f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold_keywords, strict=True), k), 4)
+            for k in (5, 10)
+        }
+        for name, predicted in systems.items()
+    }
+    return Evaluation(
+        source=source,
+        scheme=scheme,
+        gold_field=gold_field,
+        papers=len(labelled),
+        areas=reports,
+        keyphrases=keyphrases,
+        keyword_papers=sum(1 for g in gold_keywords if g),
+        seconds=seconds,
+    )
 
 
 def _gold(record: TaggedPaper, field: str) -> str | None:
@@ -278,22 +336,26 @@ def yake_keyphrases(texts: Sequence[str], top_n: int = 10) -> list[list[str]]:
     try:
         import yake
     except ImportError:
-        raise ModelError("YAKE is not installed; install it with: pip install 'tagger[eval]'") from None
+        raise ModelError(
+            "YAKE is not installed; install it with: pip install 'tagger[eval]'"
+        ) from None
 
     extractor = yake.KeywordExtractor(lan="en", n=3, top=top_n)
     return [[phrase for phrase, _ in extractor.extract_keywords(text)] for text in texts]
 
 
-def keybert_keyphrases(texts: Sequence[str], *, top_n: int = 10,
-                       ngram_range: tuple[int, int] = (1, 2)) -> list[list[str]]:
+def keybert_keyphrases(
+    texts: Sequence[str], *, top_n: int = 10, ngram_range: tuple[int, int] = (1, 2)
+) -> list[list[str]]:
     """Plain KeyBERT with the default model and English stop words, a reference."""
     from keybert import KeyBERT
 
     from .embedders import MiniLMEmbedder
 
     model = KeyBERT(model=MiniLMEmbedder().model)
-    out = model.extract_keywords(list(texts), keyphrase_ngram_range=ngram_range,
-                                 stop_words="english", top_n=top_n)
+    out = model.extract_keywords(
+        list(texts), keyphrase_ngram_range=ngram_range, stop_words="english", top_n=top_n
+    )
     if len(texts) == 1:
         out = [out]
     return [[phrase for phrase, _ in keywords] for keywords in out]
@@ -302,34 +364,57 @@ def keybert_keyphrases(texts: Sequence[str], *, top_n: int = 10,
 def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
     """The evaluation as a plain-text report with Markdown tables."""
     e = evaluation
-    lines = [f"## {e.source}: scheme `{e.scheme}`, gold field `{e.gold_field}`, "
-             f"{e.papers} labelled papers", ""]
+    lines = [
+        f"## {e.source}: scheme `{e.scheme}`, gold field `{e.gold_field}`, "
+        f"{e.papers} labelled papers",
+        "",
+    ]
     if e.seconds is not None:
         lines += [f"Tagged in {e.seconds:.1f} s.", ""]
     areas = e.areas if e.papers else []
     if not e.papers:
         lines += [f"No paper has a `{e.gold_field}` label: keyphrases only.", ""]
     else:
-        lines += ["| level | coverage | acc@1 | acc@3 | labels/paper |",
-                  "| --- | --- | --- | --- | --- |"]
+        lines += [
+            "| level | coverage | acc@1 | acc@3 | labels/paper |",
+            "| --- | --- | --- | --- | --- |",
+        ]
     for r in areas:
-        lines.append(f"| {r.level} | {r.coverage:.3f} | {r.acc_at_1:.3f} | {r.acc_at_3:.3f} | "
-                     f"{r.labels_per_paper:.2f} |")
+        lines.append(
+            f"| {r.level} | {r.coverage:.3f} | {r.acc_at_1:.3f} | {r.acc_at_3:.3f} | "
+            f"{r.labels_per_paper:.2f} |"
+        )
     if e.keyword_papers:
-        lines += ["", f"Keyphrases against author keywords ({e.keyword_papers} papers, "
-                      "Porter-stemmed exact match):", "",
-                  "| system | F1@5 | F1@10 |", "| --- | --- | --- |"]
+        lines += [
+            "",
+            f"Keyphrases against author keywords ({e.keyword_papers} papers, "
+            "Porter-stemmed exact match):",
+            "",
+            "| system | F1@5 | F1@10 |",
+            "| --- | --- | --- |",
+        ]
         for name, scores in e.keyphrases.items():
             lines.append(f"| {name} | {scores['F1@5']:.3f} | {scores['F1@10']:.3f} |")
     for r in areas:
-        lines += ["", f"Per label ({r.level} level), first label only:", "",
-                  "| label | support | predicted | precision | recall | F1 |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            f"Per label ({r.level} level), first label only:",
+            "",
+            "| label | support | predicted | precision | recall | F1 |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for s in r.per_label[:per_label]:
-            lines.append(f"| {s.label} | {s.support} | {s.predicted} | {s.precision:.2f} | "
-                         f"{s.recall:.2f} | {s.f1:.2f} |")
+            lines.append(
+                f"| {s.label} | {s.support} | {s.predicted} | {s.precision:.2f} | "
+                f"{s.recall:.2f} | {s.f1:.2f} |"
+            )
         if r.confusions:
-            lines += ["", f"Most frequent confusions ({r.level} level):", "",
-                      "| author's label | tagger's first label | papers |", "| --- | --- | --- |"]
+            lines += [
+                "",
+                f"Most frequent confusions ({r.level} level):",
+                "",
+                "| author's label | tagger's first label | papers |",
+                "| --- | --- | --- |",
+            ]
             lines += [f"| {g} | {p} | {n} |" for g, p, n in r.confusions]
     return "\n".join(lines) + "\n"

@@ -23,31 +23,165 @@ from .text import Analysis, Token, acronym_singular, is_acronym
 _HEAD = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
 # Words that open many noun phrases but say nothing about the topic.
-_GENERIC_MODIFIERS = frozenset("""
-novel new existing extensive various different several significant current recent prior previous
-standard simple general specific particular certain key main major many most other such same
-strong better best superior effective efficient empirical comprehensive remarkable promising
-first second third further additional diverse wide broad large-scale substantial
-""".split())
+_GENERIC_MODIFIERS = frozenset(
+    [
+        "novel",
+        "new",
+        "existing",
+        "extensive",
+        "various",
+        "different",
+        "several",
+        "significant",
+        "current",
+        "recent",
+        "prior",
+        "previous",
+        "standard",
+        "simple",
+        "general",
+        "specific",
+        "particular",
+        "certain",
+        "key",
+        "main",
+        "major",
+        "many",
+        "most",
+        "other",
+        "such",
+        "same",
+        "strong",
+        "better",
+        "best",
+        "superior",
+        "effective",
+        "efficient",
+        "empirical",
+        "comprehensive",
+        "remarkable",
+        "promising",
+        "first",
+        "second",
+        "third",
+        "further",
+        "additional",
+        "diverse",
+        "wide",
+        "broad",
+        "large-scale",
+        "substantial",
+    ]
+)
 # Words the tagger calls nouns that never end a phrase.
-_NOT_HEADS = frozenset("neural deep based aware driven free specific agnostic guided".split())
-_ADJECTIVE_SUFFIXES = ("al", "ic", "ous", "ive", "able", "ible", "ed", "ful", "less", "ary",
-                       "ular")
+_NOT_HEADS = frozenset(
+    ["neural", "deep", "based", "aware", "driven", "free", "specific", "agnostic", "guided"]
+)
+_ADJECTIVE_SUFFIXES = ("al", "ic", "ous", "ive", "able", "ible", "ed", "ful", "less", "ary", "ular")
 # Heads too generic to be a keyphrase on their own.
-_GENERIC_HEADS = frozenset("""
-method approach paper work result performance framework model task problem study experiment
-technique way setting analysis solution improvement advantage issue challenge datum data number
-time step set use case term effect impact ability lack type form part field range level state
-strategy process scheme system baseline art
-""".split())
+_GENERIC_HEADS = frozenset(
+    [
+        "method",
+        "approach",
+        "paper",
+        "work",
+        "result",
+        "performance",
+        "framework",
+        "model",
+        "task",
+        "problem",
+        "study",
+        "experiment",
+        "technique",
+        "way",
+        "setting",
+        "analysis",
+        "solution",
+        "improvement",
+        "advantage",
+        "issue",
+        "challenge",
+        "datum",
+        "data",
+        "number",
+        "time",
+        "step",
+        "set",
+        "use",
+        "case",
+        "term",
+        "effect",
+        "impact",
+        "ability",
+        "lack",
+        "type",
+        "form",
+        "part",
+        "field",
+        "range",
+        "level",
+        "state",
+        "strategy",
+        "process",
+        "scheme",
+        "system",
+        "baseline",
+        "art",
+    ]
+)
 # Gerunds that name things in ML ('deep learning', 'prompt tuning'), whatever the tagger says.
-_GERUND_NOUNS = frozenset("""
-learning training pretraining tuning finetuning matching mining captioning reasoning planning
-modeling modelling forecasting clustering prompting sampling decoding pruning editing
-understanding answering unlearning rendering tracking parsing labeling labelling embedding pooling
-scheduling routing hashing denoising inpainting watermarking jailbreaking steering programming
-computing processing engineering encoding imitation retrieval generation detection segmentation
-""".split())
+_GERUND_NOUNS = frozenset(
+    [
+        "learning",
+        "training",
+        "pretraining",
+        "tuning",
+        "finetuning",
+        "matching",
+        "mining",
+        "captioning",
+        "reasoning",
+        "planning",
+        "modeling",
+        "modelling",
+        "forecasting",
+        "clustering",
+        "prompting",
+        "sampling",
+        "decoding",
+        "pruning",
+        "editing",
+        "understanding",
+        "answering",
+        "unlearning",
+        "rendering",
+        "tracking",
+        "parsing",
+        "labeling",
+        "labelling",
+        "embedding",
+        "pooling",
+        "scheduling",
+        "routing",
+        "hashing",
+        "denoising",
+        "inpainting",
+        "watermarking",
+        "jailbreaking",
+        "steering",
+        "programming",
+        "computing",
+        "processing",
+        "engineering",
+        "encoding",
+        "imitation",
+        "retrieval",
+        "generation",
+        "detection",
+        "segmentation",
+    ]
+)
 
 
 @dataclass(slots=True)
@@ -61,7 +195,7 @@ class Candidate:
 
 
 def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
-    """Noun-phrase candidates of one paper, keyed by normalised form, in order of first occurrence."""
+    """Noun-phrase candidates of one paper, by normalised form, in order of first occurrence."""
     words = analysis.words
     found: dict[str, Candidate] = {}
     i = 0
@@ -79,19 +213,25 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
 
 def _usable(token: Token) -> bool:
     """May the word be part of a noun phrase?"""
-    return ((token.pos in _MODIFIER or token.tag == "VBN" or token.norm in _GERUND_NOUNS)
-            and token.is_word and not token.is_stop and token.text.isascii()
-            and not any(ch in token.text for ch in "$\\{}_^=<>/@#"))
+    return (
+        (token.pos in _MODIFIER or token.tag == "VBN" or token.norm in _GERUND_NOUNS)
+        and token.is_word
+        and not token.is_stop
+        and token.text.isascii()
+        and not any(ch in token.text for ch in "$\\{}_^=<>/@#")
+    )
 
 
 def _adjacent(words: list[Token], start: int, j: int) -> bool:
     """A phrase stays inside one field and one sentence."""
-    return j == start or (words[j].field == words[j - 1].field
-                          and words[j].sentence == words[j - 1].sentence)
+    return j == start or (
+        words[j].field == words[j - 1].field and words[j].sentence == words[j - 1].sentence
+    )
 
 
-def _add_subphrases(run: list[Token], offset: int, analysis: Analysis,
-                    found: dict[str, Candidate], max_words: int) -> None:
+def _add_subphrases(
+    run: list[Token], offset: int, analysis: Analysis, found: dict[str, Candidate], max_words: int
+) -> None:
     """Every sub-phrase of a noun-phrase run that ends in a noun and does not cut a hyphenated
     compound; 'multi-agent' counts as one word towards ``max_words``."""
     for end in range(len(run), 0, -1):
@@ -115,8 +255,9 @@ def _add_subphrases(run: list[Token], offset: int, analysis: Analysis,
             span = Span(field=first.field, start=first.start, end=phrase[-1].end)
             candidate = found.get(key)
             if candidate is None:
-                found[key] = Candidate(key=key, text=analysis.text(span), spans=[span],
-                                       first=offset + start)
+                found[key] = Candidate(
+                    key=key, text=analysis.text(span), spans=[span], first=offset + start
+                )
             elif span not in candidate.spans:
                 candidate.spans.append(span)
 
@@ -129,8 +270,12 @@ def _can_end(run: list[Token], i: int) -> bool:
         return False
     if token.pos in _HEAD or token.norm in _GERUND_NOUNS or is_acronym(token.text):
         return True
-    return (token.pos == "ADJ" and i > 0 and run[i - 1].pos in _HEAD
-            and not token.norm.endswith(_ADJECTIVE_SUFFIXES))
+    return (
+        token.pos == "ADJ"
+        and i > 0
+        and run[i - 1].pos in _HEAD
+        and not token.norm.endswith(_ADJECTIVE_SUFFIXES)
+    )
 
 
 def _key(phrase: list[Token], analysis: Analysis) -> str:
@@ -143,7 +288,8 @@ def _key(phrase: list[Token], analysis: Analysis) -> str:
 
 
 class KeyphraseExtractor:
-    """Ranks candidates with KeyBERT over an embedding model, then by where and how often they occur.
+    """Ranks candidates with KeyBERT over an embedding model, then by where and how often they
+    occur.
 
     KeyBERT gives each candidate its cosine similarity to the paper. Authors' own keywords are
     also the phrases they put in the title and repeat, so the ranking score is
@@ -187,8 +333,9 @@ class KeyphraseExtractor:
 
         # KeyBERT reads each "document" through the vectorizer: here a paper's index stands for
         # the paper, and the analyzer returns its candidates' normalised forms.
-        vectorizer = CountVectorizer(analyzer=lambda index: list(per_doc[int(index)]),
-                                     lowercase=False)
+        vectorizer = CountVectorizer(
+            analyzer=lambda index: list(per_doc[int(index)]), lowercase=False
+        )
         vocabulary = sorted({key for i in todo for key in per_doc[i]})
         phrase_embeddings = self._phrases.embed(vocabulary)
         similarities = self.keybert.extract_keywords(
@@ -201,15 +348,24 @@ class KeyphraseExtractor:
         if len(todo) == 1:  # KeyBERT returns a bare list for a single document
             similarities = [similarities]
         row = {key: n for n, key in enumerate(vocabulary)}
-        for i, scored in zip(todo, similarities):
+        for i, scored in zip(todo, similarities, strict=True):
             found = per_doc[i]
-            ranked = sorted(((self._score(found[key], similarity), key) for key, similarity in scored),
-                            key=lambda pair: (-pair[0], pair[1]))
+            ranked = sorted(
+                ((self._score(found[key], similarity), key) for key, similarity in scored),
+                key=lambda pair: (-pair[0], pair[1]),
+            )
             if config.diversity > 0:  # pick a varied set, then list it best first
                 picked = _mmr(ranked, phrase_embeddings, row, config.top_n, config.diversity)
                 ranked = sorted(picked, key=lambda pair: (-pair[0], pair[1]))
-            results[i] = [Keyphrase(text=found[key].text, normalized=key, score=round(score, 4),
-                                    spans=found[key].spans) for score, key in ranked[:config.top_n]]
+            results[i] = [
+                Keyphrase(
+                    text=found[key].text,
+                    normalized=key,
+                    score=round(score, 4),
+                    spans=found[key].spans,
+                )
+                for score, key in ranked[: config.top_n]
+            ]
         return results
 
     def _shortlist(self, found: dict[str, Candidate]) -> dict[str, Candidate]:
@@ -220,15 +376,23 @@ class KeyphraseExtractor:
         limit = self.config.max_candidates
         if len(found) <= limit:
             return found
-        prior = sorted(found.values(), key=lambda c: (-self._score(c, 0.0) + c.first / 10_000
-                                                     - 0.02 * (len(c.key.split()) == 2), c.key))
+        prior = sorted(
+            found.values(),
+            key=lambda c: (
+                -self._score(c, 0.0) + c.first / 10_000 - 0.02 * (len(c.key.split()) == 2),
+                c.key,
+            ),
+        )
         keep = {c.key for c in prior[:limit]}
         return {key: c for key, c in found.items() if key in keep}
 
     def _score(self, candidate: Candidate, similarity: float) -> float:
         in_title = any(span.field == "title" for span in candidate.spans)
-        return (similarity + self.config.title_bonus * in_title
-                + self.config.frequency_bonus * math.log(len(candidate.spans)))
+        return (
+            similarity
+            + self.config.title_bonus * in_title
+            + self.config.frequency_bonus * math.log(len(candidate.spans))
+        )
 
 
 def _opening(text: str, words: int) -> str:
@@ -238,8 +402,14 @@ def _opening(text: str, words: int) -> str:
     return " ".join(parts[:words])
 
 
-def _mmr(ranked: list[tuple[float, str]], embeddings: np.ndarray, row: dict[str, int],
-         top_n: int, diversity: float, pool: int = 40) -> list[tuple[float, str]]:
+def _mmr(
+    ranked: list[tuple[float, str]],
+    embeddings: np.ndarray,
+    row: dict[str, int],
+    top_n: int,
+    diversity: float,
+    pool: int = 40,
+) -> list[tuple[float, str]]:
     """Maximal Marginal Relevance over the best ``pool`` candidates: each pick maximises
     ``(1 - diversity) * score - diversity * (similarity to the closest phrase already picked)``."""
     pool_items = ranked[:pool]

@@ -22,8 +22,28 @@ from .schemes import schemes
 from .taxonomy import Taxonomy, default_taxonomy_path, load_taxonomy
 
 # Words an upper-case acronym would collide with, on top of spaCy's English stop words.
-COMMON_WORDS = frozenset({"it", "us", "am", "so", "on", "no", "go", "can", "may", "one", "aim",
-                          "art", "map", "mix", "set", "top", "war", "big"})
+COMMON_WORDS = frozenset(
+    {
+        "it",
+        "us",
+        "am",
+        "so",
+        "on",
+        "no",
+        "go",
+        "can",
+        "may",
+        "one",
+        "aim",
+        "art",
+        "map",
+        "mix",
+        "set",
+        "top",
+        "war",
+        "big",
+    }
+)
 RULE_FIELDS = ("aliases", "cues", "acronyms", "patterns")  # what can tag an area (not exclude)
 _SHOWN = 3  # rules named in a "never fired" finding
 
@@ -43,8 +63,9 @@ class Finding:
         return f"{where}: {self.severity}: {self.message}"
 
 
-def lint_taxonomy(path: str | Path | None = None,
-                  corpus: str | Path | None = None) -> list[Finding]:
+def lint_taxonomy(
+    path: str | Path | None = None, corpus: str | Path | None = None
+) -> list[Finding]:
     """Every finding for the taxonomy at ``path`` (default: the shipped one), in line order.
 
     ``corpus`` is a file of ``tagger tag`` output; with it, rules that never fired and areas never
@@ -63,7 +84,7 @@ def lint_taxonomy(path: str | Path | None = None,
     linter.crosswalks()
     if corpus is not None:
         linter.corpus(Path(corpus))
-    return sorted(linter.findings, key=lambda f: (f.line or 0))
+    return sorted(linter.findings, key=lambda f: f.line or 0)
 
 
 def _structural(problem: str, source: str) -> Finding:
@@ -83,8 +104,9 @@ class _Linter:
     def warn(self, area: str, message: str, *where: Any) -> None:
         """A warning about ``area``, on the line of ``where`` inside it ('aliases', 2) if given."""
         line = self.line_of(area, *where)
-        self.findings.append(Finding("warning", line, area, f"area {area!r}: {message}",
-                                     self.taxonomy.source))
+        self.findings.append(
+            Finding("warning", line, area, f"area {area!r}: {message}", self.taxonomy.source)
+        )
 
     def shared_phrases(self) -> None:
         """An alias or cue whose normalised words are another area's alias or cue."""
@@ -97,10 +119,15 @@ class _Linter:
                 if other.area == rule.area:
                     continue
                 kind = "its ancestor" if other.area in self.taxonomy.path(rule.area) else "area"
-                self.warn(rule.area, f"{rule.kind} {rule.text!r} is also the {other.kind} "
-                          f"{other.text!r} of {kind} {other.area!r} "
-                          f"(line {self.line_of(other.area, other.field, other.index)}) "
-                          "(keep it in one area)", rule.field, rule.index)
+                self.warn(
+                    rule.area,
+                    f"{rule.kind} {rule.text!r} is also the {other.kind} "
+                    f"{other.text!r} of {kind} {other.area!r} "
+                    f"(line {self.line_of(other.area, other.field, other.index)}) "
+                    "(keep it in one area)",
+                    rule.field,
+                    rule.index,
+                )
                 break  # one finding per phrase
 
     def acronyms(self) -> None:
@@ -113,38 +140,56 @@ class _Linter:
             for k, acronym in enumerate(area.acronyms):
                 if acronym in owner and owner[acronym][0] != area.id:
                     other, other_k = owner[acronym]
-                    self.warn(area.id, f"acronym {acronym!r} is also an acronym of area {other!r} "
-                              f"(line {self.line_of(other, 'acronyms', other_k)}) "
-                              "(keep it in one area, or write the long forms as aliases)",
-                              "acronyms", k)
+                    self.warn(
+                        area.id,
+                        f"acronym {acronym!r} is also an acronym of area {other!r} "
+                        f"(line {self.line_of(other, 'acronyms', other_k)}) "
+                        "(keep it in one area, or write the long forms as aliases)",
+                        "acronyms",
+                        k,
+                    )
                 owner.setdefault(acronym, (area.id, k))
                 if acronym.lower() in common:
-                    self.warn(area.id, f"acronym {acronym!r} is a common English word (it matches "
-                              "ordinary upper-case text; use a pattern with context instead)",
-                              "acronyms", k)
+                    self.warn(
+                        area.id,
+                        f"acronym {acronym!r} is a common English word (it matches "
+                        "ordinary upper-case text; use a pattern with context instead)",
+                        "acronyms",
+                        k,
+                    )
 
     def patterns(self) -> None:
         for area in self.taxonomy.areas:
             for k, pattern in enumerate(area.patterns):
                 if can_backtrack_catastrophically(pattern):
-                    self.warn(area.id, f"pattern '{pattern}' can backtrack catastrophically: a "
-                              "repeat contains another unbounded repeat or overlapping "
-                              "alternatives (make the inner part match one way only)",
-                              "patterns", k)
+                    self.warn(
+                        area.id,
+                        f"pattern '{pattern}' can backtrack catastrophically: a "
+                        "repeat contains another unbounded repeat or overlapping "
+                        "alternatives (make the inner part match one way only)",
+                        "patterns",
+                        k,
+                    )
 
     def empty_areas(self) -> None:
         for area in self.taxonomy.areas:
             has_rules = any(getattr(area, f) for f in RULE_FIELDS)
             if not has_rules and not self.taxonomy.children[area.id]:
-                self.warn(area.id, "has no rules and no sub-areas, so nothing can tag it "
-                          "(add aliases, cues, acronyms or patterns, or remove it)")
+                self.warn(
+                    area.id,
+                    "has no rules and no sub-areas, so nothing can tag it "
+                    "(add aliases, cues, acronyms or patterns, or remove it)",
+                )
 
     def crosswalks(self) -> None:
         for area in self.taxonomy.areas:
             missing = [s for s in schemes() if s not in self.taxonomy.crosswalk(area.id)]
             if missing:
-                self.warn(area.id, f"no {', '.join(missing)} crosswalk, its own or an ancestor's "
-                          "(add crosswalk labels to it or to a parent)")
+                self.warn(
+                    area.id,
+                    f"no {', '.join(missing)} crosswalk, its own or an ancestor's "
+                    "(add crosswalk labels to it or to a parent)",
+                )
 
     def corpus(self, path: Path) -> None:
         """Rules that never fired in a tagged corpus, and areas it never tagged."""
@@ -161,15 +206,21 @@ class _Linter:
             if area.id not in tagged:
                 none = f", and none of its {len(rules)} rules fired" if rules else ""
                 none = none if silent == rules else ""
-                self.warn(area.id, f"never tagged in {path.name}{none} (check its rules against "
-                          "papers that should have it)")
+                self.warn(
+                    area.id,
+                    f"never tagged in {path.name}{none} (check its rules against "
+                    "papers that should have it)",
+                )
                 if none:
                     continue
             if silent:
                 shown = ", ".join(repr(r) for r in silent[:_SHOWN])
                 more = ", ..." if len(silent) > _SHOWN else ""
-                self.warn(area.id, f"{len(silent)} of {len(rules)} rules never fired in "
-                          f"{path.name}: {shown}{more} (check their spelling, or remove them)")
+                self.warn(
+                    area.id,
+                    f"{len(silent)} of {len(rules)} rules never fired in "
+                    f"{path.name}: {shown}{more} (check their spelling, or remove them)",
+                )
 
 
 def can_backtrack_catastrophically(pattern: str) -> bool:
@@ -224,7 +275,8 @@ def _nested(node: Any, inside_repeat: bool) -> bool:
         if inside_repeat and unbounded:
             return True
         if (unbounded or node.max_count > 1) and (
-                _nested(node.subpattern, True) or _alternatives_overlap(node.subpattern)):
+            _nested(node.subpattern, True) or _alternatives_overlap(node.subpattern)
+        ):
             return True
         return _nested(node.subpattern, inside_repeat)
     return any(_nested(child, inside_repeat) for child in _children(node))
@@ -236,11 +288,12 @@ def _alternatives_overlap(node: Any) -> bool:
     from regex._regex_core import Branch, GreedyRepeat, Sequence
 
     if isinstance(node, Branch):
-        sequences = [[_key(item) for item in (b.items if isinstance(b, Sequence) else [b])]
-                     for b in node.branches]
+        sequences = [
+            [_key(item) for item in (b.items if isinstance(b, Sequence) else [b])]
+            for b in node.branches
+        ]
         shared = 0
-        while all(len(s) > shared for s in sequences) and \
-                len({s[shared] for s in sequences}) == 1:
+        while all(len(s) > shared for s in sequences) and len({s[shared] for s in sequences}) == 1:
             shared += 1
         starts = [s[shared] if len(s) > shared else None for s in sequences]
         if len(starts) != len(set(starts)):
@@ -259,8 +312,9 @@ def _key(node: Any) -> tuple:
         if isinstance(value, RegexBase):
             parts.append((name, _key(value)))
         elif isinstance(value, (list, tuple)):
-            parts.append((name, tuple(_key(v) if isinstance(v, RegexBase) else repr(v)
-                                      for v in value)))
+            parts.append(
+                (name, tuple(_key(v) if isinstance(v, RegexBase) else repr(v) for v in value))
+            )
         elif isinstance(value, (int, str, bool, type(None))):
             parts.append((name, value))
     return tuple(parts)

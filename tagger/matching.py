@@ -21,7 +21,6 @@ from .records import Keyphrase
 from .taxonomy import Taxonomy
 from .text import Analysis, acronym_singular, load_spacy, tokenize_phrase
 
-
 # Patterns run on the `regex` engine, which defuses most catastrophic backtracking, under a
 # time limit per paper and field for the rest.
 PATTERN_TIMEOUT = 0.5
@@ -47,8 +46,13 @@ class Hit:
 
 RuleKind = Literal["alias", "cue", "acronym", "pattern", "exclude"]
 # The taxonomy field each kind of rule is written in, in the order rules are compiled.
-RULE_FIELDS: dict[RuleKind, str] = {"alias": "aliases", "cue": "cues", "acronym": "acronyms",
-                                    "pattern": "patterns", "exclude": "exclude"}
+RULE_FIELDS: dict[RuleKind, str] = {
+    "alias": "aliases",
+    "cue": "cues",
+    "acronym": "acronyms",
+    "pattern": "patterns",
+    "exclude": "exclude",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +91,11 @@ class RuleSet:
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
-                    words = tuple(tokenize_phrase(nlp, text)) \
-                        if kind in ("alias", "cue", "exclude") else ()
+                    words = (
+                        tuple(tokenize_phrase(nlp, text))
+                        if kind in ("alias", "cue", "exclude")
+                        else ()
+                    )
                     rule = Rule(area.id, kind, text, index, words)
                     rules.append(rule)
                     if kind == "acronym":
@@ -98,14 +105,18 @@ class RuleSet:
                     for sequence in words:
                         if kind == "exclude":
                             exclusions[sequence].add(area.id)
-                        elif not any((r.area, r.kind, r.text) == (area.id, kind, text)
-                                     for r in phrases[sequence]):
+                        elif not any(
+                            (r.area, r.kind, r.text) == (area.id, kind, text)
+                            for r in phrases[sequence]
+                        ):
                             phrases[sequence].append(rule)
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.phrases: dict[tuple[str, ...], tuple[Rule, ...]] = {
-            words: tuple(found) for words, found in phrases.items()}
+            words: tuple(found) for words, found in phrases.items()
+        }
         self.acronyms: dict[str, tuple[Rule, ...]] = {
-            text: tuple(found) for text, found in acronyms.items()}
+            text: tuple(found) for text, found in acronyms.items()
+        }
         self._exclusions = dict(exclusions)
         self.longest = max((len(k) for k in [*self.phrases, *self._exclusions]), default=1)
         # an area's exclusions also guard its descendants
@@ -130,22 +141,58 @@ class RuleSet:
                 last = words[i + length - 1]
                 if last.field != first.field:
                     break
-                key = tuple(norms[i:i + length])
+                key = tuple(norms[i : i + length])
                 for rule in self.phrases.get(key, ()):
-                    hits.append(Hit(rule.area, rule.kind, rule.text, first.field, first.start,
-                                    last.end, first.sentence))
+                    hits.append(
+                        Hit(
+                            rule.area,
+                            rule.kind,
+                            rule.text,
+                            first.field,
+                            first.start,
+                            last.end,
+                            first.sentence,
+                        )
+                    )
                 for area in self._exclusions.get(key, ()):
-                    vetoes.append(Hit(area, "exclude", " ".join(key), first.field, first.start,
-                                      last.end, first.sentence))
+                    vetoes.append(
+                        Hit(
+                            area,
+                            "exclude",
+                            " ".join(key),
+                            first.field,
+                            first.start,
+                            last.end,
+                            first.sentence,
+                        )
+                    )
             short = acronym_singular(first.text)
             for rule in self.acronyms.get(first.text, ()) or self.acronyms.get(short, ()):
-                hits.append(Hit(rule.area, "acronym", rule.text, first.field, first.start,
-                                first.end, first.sentence))
+                hits.append(
+                    Hit(
+                        rule.area,
+                        "acronym",
+                        rule.text,
+                        first.field,
+                        first.start,
+                        first.end,
+                        first.sentence,
+                    )
+                )
             expansion = analysis.acronyms.get(short)
             if expansion is not None and first.text[0].isupper():
                 for rule in self.phrases.get(expansion, ()):
-                    hits.append(Hit(rule.area, rule.kind, rule.text, first.field, first.start,
-                                    first.end, first.sentence))
+                    hits.append(
+                        Hit(
+                            rule.area,
+                            rule.kind,
+                            rule.text,
+                            first.field,
+                            first.start,
+                            first.end,
+                            first.sentence,
+                        )
+                    )
         return hits, vetoes
 
     def _match_patterns(self, analysis: Analysis) -> list[Hit]:
@@ -157,19 +204,32 @@ class RuleSet:
                 try:
                     found = list(compiled.finditer(text, timeout=PATTERN_TIMEOUT))
                 except TimeoutError:
-                    warnings.warn(f"pattern {rule.text!r} of area {rule.area!r} ran over "
-                                  f"{PATTERN_TIMEOUT} s on one paper and was skipped for it "
-                                  "(`tagger taxonomy lint` flags patterns that backtrack)",
-                                  RuntimeWarning, stacklevel=2)
+                    warnings.warn(
+                        f"pattern {rule.text!r} of area {rule.area!r} ran over "
+                        f"{PATTERN_TIMEOUT} s on one paper and was skipped for it "
+                        "(`tagger taxonomy lint` flags patterns that backtrack)",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
                     continue
                 for m in found:
                     if m.end() > m.start():
-                        hits.append(Hit(rule.area, "pattern", rule.text, field, m.start(),
-                                        m.end(), _sentence_at(analysis, field, m.start())))
+                        hits.append(
+                            Hit(
+                                rule.area,
+                                "pattern",
+                                rule.text,
+                                field,
+                                m.start(),
+                                m.end(),
+                                _sentence_at(analysis, field, m.start()),
+                            )
+                        )
         return hits
 
-    def _match_keyphrases(self, keyphrases: Sequence[Keyphrase], text_hits: list[Hit],
-                          analysis: Analysis) -> list[Hit]:
+    def _match_keyphrases(
+        self, keyphrases: Sequence[Keyphrase], text_hits: list[Hit], analysis: Analysis
+    ) -> list[Hit]:
         """Rules that match a keyphrase's normalised form where they did not match its words,
         e.g. an alias found only through the long form of an acronym inside a longer phrase."""
         hits: list[Hit] = []
@@ -181,11 +241,19 @@ class RuleSet:
                         if rule.kind != "alias":
                             continue
                         for span in keyphrase.spans:
-                            hit = Hit(rule.area, "keyphrase", rule.text, span.field, span.start,
-                                      span.end, _sentence_at(analysis, span.field, span.start),
-                                      keyphrase=keyphrase.normalized)
-                            if not any(h.area == rule.area and h.overlaps(hit)
-                                       for h in text_hits + hits):
+                            hit = Hit(
+                                rule.area,
+                                "keyphrase",
+                                rule.text,
+                                span.field,
+                                span.start,
+                                span.end,
+                                _sentence_at(analysis, span.field, span.start),
+                                keyphrase=keyphrase.normalized,
+                            )
+                            if not any(
+                                h.area == rule.area and h.overlaps(hit) for h in text_hits + hits
+                            ):
                                 hits.append(hit)
         return hits
 
@@ -198,8 +266,12 @@ def _mark_keyphrases(hits: list[Hit], keyphrases: Sequence[Keyphrase]) -> None:
     for rank, keyphrase in enumerate(keyphrases):
         for span in keyphrase.spans:
             for hit in hits:
-                if (hit.keyphrase_rank is None and hit.field == span.field
-                        and span.start <= hit.start and hit.end <= span.end):
+                if (
+                    hit.keyphrase_rank is None
+                    and hit.field == span.field
+                    and span.start <= hit.start
+                    and hit.end <= span.end
+                ):
                     hit.keyphrase_rank = rank
                     hit.keyphrase = keyphrase.normalized
 

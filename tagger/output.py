@@ -82,8 +82,9 @@ class TaggedLine:
     record: TaggedPaper
 
 
-def read_tagged(source: str | Path, *, stdin: Iterable[bytes] | None = None
-                ) -> Iterator[TaggedPaper]:
+def read_tagged(
+    source: str | Path, *, stdin: Iterable[bytes] | None = None
+) -> Iterator[TaggedPaper]:
     """The records of tagged output: a file, or "-" for stdin (read once, as it streams).
 
     Raises :class:`InputError`, with the line, at the first line that is not tagged output.
@@ -91,8 +92,9 @@ def read_tagged(source: str | Path, *, stdin: Iterable[bytes] | None = None
     return (line.record for line in read_tagged_lines(source, stdin=stdin))
 
 
-def read_tagged_lines(source: str | Path, *, stdin: Iterable[bytes] | None = None
-                      ) -> Iterator[TaggedLine]:
+def read_tagged_lines(
+    source: str | Path, *, stdin: Iterable[bytes] | None = None
+) -> Iterator[TaggedLine]:
     """Each non-blank line of tagged output with its number and bytes (``filter`` copies them
     through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
     if str(source) == STDIN:
@@ -104,8 +106,11 @@ def _parse_lines(lines: Iterable[bytes], name: str) -> Iterator[TaggedLine]:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n",
-                         parse_tagged_line(raw, source=name, line=number))
+        yield TaggedLine(
+            number,
+            raw if raw.endswith(b"\n") else raw + b"\n",
+            parse_tagged_line(raw, source=name, line=number),
+        )
 
 
 def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
@@ -119,8 +124,9 @@ def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
         first = errors[0]
         where = ".".join(str(part) for part in first["loc"])
         message = first["msg"][:1].lower() + first["msg"][1:]
-        raise InputError(f"not a line of tagged JSONL: {where!r}: {message}", source=source,
-                         line=line) from None
+        raise InputError(
+            f"not a line of tagged JSONL: {where!r}: {message}", source=source, line=line
+        ) from None
 
 
 def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:

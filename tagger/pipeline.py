@@ -37,16 +37,26 @@ class Tagger:
     with ``embed(texts)`` and a ``name``). Models load on first use, not here.
     """
 
-    def __init__(self, taxonomy: Taxonomy, config: TaggerConfig | None = None, *,
-                 embedder: embedders.Embedder | None = None) -> None:
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        config: TaggerConfig | None = None,
+        *,
+        embedder: embedders.Embedder | None = None,
+    ) -> None:
         self.taxonomy = taxonomy
         self.config = config if config is not None else TaggerConfig()
         self._own_embedder = embedder
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
 
     @classmethod
-    def from_taxonomy(cls, path: str | Path | None = None, config: TaggerConfig | None = None,
-                      *, embedder: embedders.Embedder | None = None) -> Tagger:
+    def from_taxonomy(
+        cls,
+        path: str | Path | None = None,
+        config: TaggerConfig | None = None,
+        *,
+        embedder: embedders.Embedder | None = None,
+    ) -> Tagger:
         """A Tagger for the taxonomy file at ``path`` (the shipped one if None)."""
         return cls(load_taxonomy(path), config, embedder=embedder)
 
@@ -69,9 +79,13 @@ class Tagger:
     @cached_property
     def provenance(self) -> Provenance:
         meta = self.nlp.meta
-        return Provenance(tagger_version=tagger_version(), taxonomy_version=self.taxonomy.version,
-                          taxonomy_sha256=self.taxonomy.sha256, embedding_model=self.embedder.name,
-                          spacy_model=f"{meta['lang']}_{meta['name']}-{meta['version']}")
+        return Provenance(
+            tagger_version=tagger_version(),
+            taxonomy_version=self.taxonomy.version,
+            taxonomy_sha256=self.taxonomy.sha256,
+            embedding_model=self.embedder.name,
+            spacy_model=f"{meta['lang']}_{meta['name']}-{meta['version']}",
+        )
 
     def tag(self, paper: Paper) -> TaggedPaper:
         """Tag one paper."""
@@ -86,8 +100,10 @@ class Tagger:
         ``2 * workers`` batches are in flight, so memory stays flat on any input size.
         """
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-            raise ValueError("The 'workers' parameter of Tagger.tag_many must be an int >= 1. "
-                             f"Got {workers!r} instead.")
+            raise ValueError(
+                "The 'workers' parameter of Tagger.tag_many must be an int >= 1. "
+                f"Got {workers!r} instead."
+            )
         batches = _batches(papers, self.config.batch_size)
         if workers == 1:
             for batch in batches:
@@ -105,33 +121,45 @@ class Tagger:
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
         texts = [paper_text(p.title, p.abstract) for p in papers]
-        analyses = [analyse(doc, p.title) for doc, p in zip(self.nlp.pipe(texts), papers)]
+        analyses = [
+            analyse(doc, p.title) for doc, p in zip(self.nlp.pipe(texts), papers, strict=True)
+        ]
         keyphrases = self.keyphrases.extract(texts, analyses)
         results = []
-        for paper, analysis, phrases in zip(papers, analyses, keyphrases):
+        for paper, analysis, phrases in zip(papers, analyses, keyphrases, strict=True):
             hits = self.rules.match(analysis, phrases)
-            tags = score_hits(hits, analysis, self.taxonomy, n_keyphrases=len(phrases),
-                              config=self.config)
-            results.append(TaggedPaper(paper=paper, keyphrases=phrases, tags=tags,
-                                       provenance=self.provenance))
+            tags = score_hits(
+                hits, analysis, self.taxonomy, n_keyphrases=len(phrases), config=self.config
+            )
+            results.append(
+                TaggedPaper(paper=paper, keyphrases=phrases, tags=tags, provenance=self.provenance)
+            )
         return results
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
         if self._own_embedder is not None:
-            raise ValueError("Tagger.tag_many(workers > 1) starts each worker from the "
-                             "configuration, so it cannot use an embedder object passed to the "
-                             "Tagger; use workers=1, or name the model in "
-                             "TaggerConfig.embedding_model")
+            raise ValueError(
+                "Tagger.tag_many(workers > 1) starts each worker from the "
+                "configuration, so it cannot use an embedder object passed to the "
+                "Tagger; use workers=1, or name the model in "
+                "TaggerConfig.embedding_model"
+            )
         if self._workers is not None and self._workers[0] != workers:
             self.close()
         if self._workers is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            context = multiprocessing.get_context("spawn")  # forking a process running torch can hang
-            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                       initargs=(self.taxonomy, self.config))
+            context = multiprocessing.get_context(
+                "spawn"
+            )  # forking a process running torch can hang
+            pool = ProcessPoolExecutor(
+                workers,
+                mp_context=context,
+                initializer=_start_worker,
+                initargs=(self.taxonomy, self.config),
+            )
             self._workers = (workers, pool)
         return self._workers[1]
 

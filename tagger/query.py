@@ -25,18 +25,32 @@ class QueryError(TaggerError):
     """A --where expression that does not parse or names an unknown area."""
 
 
-def filter_tagged(records: Iterable[TaggedPaper], known: Collection[str], *,
-                  areas: Iterable[str] = (), where: str | None = None, venue: str | None = None,
-                  year: int | None = None, min_score: float = 0.0) -> Iterator[TaggedPaper]:
+def filter_tagged(
+    records: Iterable[TaggedPaper],
+    known: Collection[str],
+    *,
+    areas: Iterable[str] = (),
+    where: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    min_score: float = 0.0,
+) -> Iterator[TaggedPaper]:
     """The records that pass :func:`paper_filter`, in order."""
-    keep = paper_filter(known, areas=areas, where=where, venue=venue, year=year,
-                        min_score=min_score)
+    keep = paper_filter(
+        known, areas=areas, where=where, venue=venue, year=year, min_score=min_score
+    )
     return (record for record in records if keep(record))
 
 
-def paper_filter(known: Collection[str], *, areas: Iterable[str] = (), where: str | None = None,
-                 venue: str | None = None, year: int | None = None,
-                 min_score: float = 0.0) -> Callable[[TaggedPaper], bool]:
+def paper_filter(
+    known: Collection[str],
+    *,
+    areas: Iterable[str] = (),
+    where: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    min_score: float = 0.0,
+) -> Callable[[TaggedPaper], bool]:
     """A test of one tagged paper: tagged (at ``min_score`` or more) with one of ``areas`` or an
     area below it, matching the ``where`` expression, of ``venue`` (any case) and ``year``.
 
@@ -67,8 +81,9 @@ def parse_query(text: str, known: Collection[str]) -> Predicate:
     parser = _Parser(tokens, known, text)
     predicate = parser.expression()
     if parser.position < len(tokens):
-        raise QueryError(f"--where {text!r}: unexpected {tokens[parser.position]!r} "
-                         f"after a complete expression")
+        raise QueryError(
+            f"--where {text!r}: unexpected {tokens[parser.position]!r} after a complete expression"
+        )
     return predicate
 
 
@@ -78,12 +93,14 @@ def _tokenize(text: str) -> list[str]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if not match:
-            raise QueryError(f"--where {text!r}: cannot read {text[position:].strip()[:20]!r}; "
-                             "use area ids, and, or, not and parentheses")
+            raise QueryError(
+                f"--where {text!r}: cannot read {text[position:].strip()[:20]!r}; "
+                "use area ids, and, or, not and parentheses"
+            )
         tokens.append(match.group(match.lastindex))
         position = match.end()
     if not tokens:
-        raise QueryError("--where needs an expression, like \"rl and not llm\"")
+        raise QueryError('--where needs an expression, like "rl and not llm"')
     return tokens
 
 
@@ -137,8 +154,10 @@ def _area(text: str, known: Collection[str], option: str) -> str:
     if text in known:
         return text
     if not _AREA_ID.fullmatch(text) or text in _KEYWORDS:
-        raise QueryError(f"{option} {text!r} is not an area id; {option} takes one id, like "
-                         "'rl.offline' (combine areas with --where \"rl and not llm\")")
+        raise QueryError(
+            f"{option} {text!r} is not an area id; {option} takes one id, like "
+            "'rl.offline' (combine areas with --where \"rl and not llm\")"
+        )
     guesses = difflib.get_close_matches(text, list(known), n=3)
     hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
     raise QueryError(f"unknown area {text!r}{hint}; `tagger taxonomy check` lists them")

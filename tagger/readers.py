@@ -32,13 +32,19 @@ STDIN_NAME = "<stdin>"
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" export
 _FORMAT_OF_SUFFIX = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-    ".csv": "csv", ".tsv": "csv", ".txt": "text", ".md": "text",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "text",
+    ".md": "text",
 }
 _ABSTRACT_NAMES = frozenset(name.lower() for name in FIELD_ALIASES["abstract"])
 # Known columns other than the abstract's: an empty cell in one of them means "not given".
 _OPTIONAL_COLUMNS = frozenset(
-    name for field, names in FIELD_ALIASES.items() if field != "abstract" for name in names)
+    name for field, names in FIELD_ALIASES.items() if field != "abstract" for name in names
+)
 _CSV_FIELD_LIMIT = 2**31 - 1  # the largest value csv.field_size_limit accepts everywhere
 
 _JSON_ARRAY_START = re.compile(r"\[\s*(?:[\[{\]\"]|$)")
@@ -54,16 +60,18 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
-def iter_records(source: str | Path, *, format: str | None = None,
-                 stdin: Iterable[bytes] | None = None) -> Iterator[Paper | InputError]:
+def iter_records(
+    source: str | Path, *, format: str | None = None, stdin: Iterable[bytes] | None = None
+) -> Iterator[Paper | InputError]:
     """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
 
     ``format`` is one of FORMATS; by default it comes from the file name, else the content.
     ``stdin`` (lines of bytes) stands in for standard input.
     """
     if format is not None and format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}",
-                         source=str(source))
+        raise InputError(
+            f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(source)
+        )
     if str(source) == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         return _read_stream(stream, STDIN_NAME, "", format)
@@ -72,8 +80,9 @@ def iter_records(source: str | Path, *, format: str | None = None,
     return _read_file(path, format)
 
 
-def read_papers(source: str | Path, *, format: str | None = None,
-                stdin: Iterable[bytes] | None = None) -> Iterator[Paper]:
+def read_papers(
+    source: str | Path, *, format: str | None = None, stdin: Iterable[bytes] | None = None
+) -> Iterator[Paper]:
     """Like ``iter_records``, but raise the first InputError instead of yielding it."""
     return _raise_errors(iter_records(source, format=format, stdin=stdin))
 
@@ -103,6 +112,7 @@ def detect_format(name: str, head: bytes) -> str:
 
 # --- files and streams -------------------------------------------------------------------------
 
+
 def _check_file(path: Path) -> None:
     """Raise InputError unless ``path`` is something we can read papers from."""
     try:
@@ -125,8 +135,9 @@ def _read_file(path: Path, format: str | None) -> Iterator[Paper | InputError]:
         raise InputError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
 
 
-def _read_stream(stream: Iterable[bytes], source: str, name: str,
-                 format: str | None) -> Iterator[Paper | InputError]:
+def _read_stream(
+    stream: Iterable[bytes], source: str, name: str, format: str | None
+) -> Iterator[Paper | InputError]:
     lines = _raw_lines(stream)
     head = _head(lines)
     if head and head[0].startswith(_UTF16_BOMS):
@@ -179,22 +190,25 @@ def _utf8_problem(text: str) -> str | None:
     if found is None:
         return None
     byte = ord(found.group()) - 0xDC00
-    before = _ESCAPED_BYTE.sub("?", text[:found.start()].rsplit("\n", 1)[-1][-20:])
+    before = _ESCAPED_BYTE.sub("?", text[: found.start()].rsplit("\n", 1)[-1][-20:])
     place = f"after {before!r}" if before else "at the start"
     return f"invalid UTF-8: byte 0x{byte:02X} {place}; save the file as UTF-8"
 
 
 # --- records -----------------------------------------------------------------------------------
 
-def _paper(fields: dict[str, Any], source: str, *, line: int | None = None,
-           record: int | None = None) -> Paper | InputError:
+
+def _paper(
+    fields: dict[str, Any], source: str, *, line: int | None = None, record: int | None = None
+) -> Paper | InputError:
     """A Paper from ``fields``, or an InputError that says in one line why not."""
     try:
         return Paper.model_validate(fields)
     except ValidationError as exc:
         reason = "; ".join(_one_problem(error) for error in exc.errors(include_url=False))
-        return InputError(reason, source=source, line=line, record=record,
-                          record_id=_record_id(fields))
+        return InputError(
+            reason, source=source, line=line, record=record, record_id=_record_id(fields)
+        )
 
 
 def _one_problem(error: Any) -> str:
@@ -222,6 +236,7 @@ def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
 
 
 # --- paper-list text ---------------------------------------------------------------------------
+
 
 def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
     """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` gives the venue
@@ -270,6 +285,7 @@ def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
 
 # --- JSON Lines and JSON -----------------------------------------------------------------------
 
+
 def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
     for number, line in enumerate(_text_lines(lines), 1):
         if not line.strip():
@@ -281,8 +297,9 @@ def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputEr
         try:
             value = _parse_json(line)
         except json.JSONDecodeError as exc:
-            yield InputError(f"invalid JSON: {exc.msg} at column {exc.colno}",
-                             source=source, line=number)
+            yield InputError(
+                f"invalid JSON: {exc.msg} at column {exc.colno}", source=source, line=number
+            )
             continue
         yield _json_paper(value, source, line=number)
 
@@ -296,8 +313,9 @@ def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputErr
     if isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):
-        raise InputError(f"expected a JSON array of paper objects, got {_json_kind(document)}",
-                         source=source)
+        raise InputError(
+            f"expected a JSON array of paper objects, got {_json_kind(document)}", source=source
+        )
     for number, value in enumerate(document, 1):
         yield _json_paper(value, source, record=number)
 
@@ -307,16 +325,20 @@ def _load_json_document(data: bytes, source: str) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"invalid UTF-8: byte 0x{data[exc.start]:02X}; save the file as UTF-8",
-                         source=source, line=line) from None
+        raise InputError(
+            f"invalid UTF-8: byte 0x{data[exc.start]:02X}; save the file as UTF-8",
+            source=source,
+            line=line,
+        ) from None
     try:
         return _parse_json(text)
     except json.JSONDecodeError as exc:
         hint = ""
         if exc.msg == "Extra data" and text.lstrip().startswith("{"):
             hint = "; it looks like one object per line: read it as format 'jsonl'"
-        raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}{hint}",
-                         source=source, line=exc.lineno) from None
+        raise InputError(
+            f"invalid JSON: {exc.msg} at column {exc.colno}{hint}", source=source, line=exc.lineno
+        ) from None
 
 
 def _parse_json(text: str) -> Any:
@@ -353,11 +375,16 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
-def _json_paper(value: Any, source: str, *, line: int | None = None,
-                record: int | None = None) -> Paper | InputError:
+def _json_paper(
+    value: Any, source: str, *, line: int | None = None, record: int | None = None
+) -> Paper | InputError:
     if not isinstance(value, dict):
-        return InputError(f"expected a JSON object, got {_json_kind(value)}",
-                          source=source, line=line, record=record)
+        return InputError(
+            f"expected a JSON object, got {_json_kind(value)}",
+            source=source,
+            line=line,
+            record=record,
+        )
     return _paper(value, source, line=line, record=record)
 
 
@@ -372,6 +399,7 @@ def _json_kind(value: Any) -> str:
 
 
 # --- CSV and TSV -------------------------------------------------------------------------------
+
 
 def _read_csv(lines: Iterable[bytes], source: str, delimiter: str) -> Iterator[Paper | InputError]:
     """A header row, then one paper per row. Blank rows (Excel's trailing ``,,,``) are skipped."""
@@ -413,30 +441,40 @@ def _csv_header(line: int, row: list[str] | csv.Error, source: str) -> list[str]
     names = [name.strip() for name in row]
     for name in names:
         if name and names.count(name) > 1:
-            raise InputError(f"the header names the column {name!r} twice",
-                             source=source, line=line)
+            raise InputError(
+                f"the header names the column {name!r} twice", source=source, line=line
+            )
     if not any(name in FIELD_ALIASES["abstract"] for name in names):
         raise InputError(
             f"no abstract column: the header has {', '.join(map(repr, names))}; name the "
             f"column of abstracts one of {', '.join(FIELD_ALIASES['abstract'])}",
-            source=source, line=line)
+            source=source,
+            line=line,
+        )
     return names
 
 
-def _csv_paper(header: list[str], row: list[str] | csv.Error, source: str,
-               line: int) -> Paper | InputError:
+def _csv_paper(
+    header: list[str], row: list[str] | csv.Error, source: str, line: int
+) -> Paper | InputError:
     if isinstance(row, csv.Error):
         return InputError(f"cannot parse this CSV row: {row}", source=source, line=line)
     if len(row) != len(header):
         hint = " (quote fields that contain the delimiter)" if len(row) > len(header) else ""
-        return InputError(f"the row has {len(row)} fields but the header has {len(header)}{hint}",
-                          source=source, line=line)
+        return InputError(
+            f"the row has {len(row)} fields but the header has {len(header)}{hint}",
+            source=source,
+            line=line,
+        )
     for cell in row:
         problem = _utf8_problem(cell)
         if problem:
             return InputError(problem, source=source, line=line)
-    fields = {name: cell for name, cell in zip(header, row)
-              if name and not (cell == "" and name in _OPTIONAL_COLUMNS)}
+    fields = {
+        name: cell
+        for name, cell in zip(header, row, strict=True)
+        if name and not (cell == "" and name in _OPTIONAL_COLUMNS)
+    }
     return _paper(fields, source, line=line)
 
 

@@ -26,7 +26,7 @@ MAX_ABSTRACT_CHARS = 200_000  # real abstracts are a few thousand characters; sp
 
 def stable_id(venue: str | None, abstract: str) -> str:
     """A short id that depends only on the venue and the abstract text, so re-runs agree."""
-    digest = hashlib.sha256(f"{venue or ''}\x1f{abstract}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(f"{venue or ''}\x1f{abstract}".encode()).hexdigest()
     return f"p-{digest[:16]}"
 
 
@@ -60,8 +60,9 @@ class Paper(BaseModel):
         if data.get("id") is not None and not isinstance(data["id"], str):
             data["id"] = str(data["id"])
         if isinstance(data.get("keywords"), str):
-            data["keywords"] = [k.strip() for k in data["keywords"].replace(";", ",").split(",")
-                                if k.strip()]
+            data["keywords"] = [
+                k.strip() for k in data["keywords"].replace(";", ",").split(",") if k.strip()
+            ]
         if data.get("year") in ("", None):
             data["year"] = None
         return data
@@ -72,8 +73,10 @@ class Paper(BaseModel):
         if not value.strip():
             raise ValueError("the abstract is empty")
         if len(value) > MAX_ABSTRACT_CHARS:
-            raise ValueError(f"the abstract is {len(value):,} characters long; tagger reads "
-                             f"abstracts of up to {MAX_ABSTRACT_CHARS:,} (is this a whole paper?)")
+            raise ValueError(
+                f"the abstract is {len(value):,} characters long; tagger reads "
+                f"abstracts of up to {MAX_ABSTRACT_CHARS:,} (is this a whole paper?)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -96,8 +99,10 @@ class Span(BaseModel):
 
 class Keyphrase(BaseModel):
     text: str = Field(description="The phrase as it first appears in the paper.")
-    normalized: str = Field(description="Lower-case, singular, hyphens as spaces, acronyms expanded "
-                                        "where the paper defines them; variants share it.")
+    normalized: str = Field(
+        description="Lower-case, singular, hyphens as spaces, acronyms expanded "
+        "where the paper defines them; variants share it."
+    )
     score: float = Field(description="KeyBERT relevance: cosine similarity to the paper.")
     spans: list[Span] = Field(description="Every place the phrase or one of its variants occurs.")
 
@@ -107,17 +112,20 @@ EvidenceKind = Literal["alias", "cue", "acronym", "pattern", "keyphrase"]
 
 class Evidence(BaseModel):
     area: str = Field(description="The area whose rule fired (a descendant, for a propagated tag).")
-    kind: EvidenceKind = Field(description="alias, cue, acronym or pattern: a rule matched the "
-                                           "text; keyphrase: an alias matched the normalised form "
-                                           "of an extracted keyphrase.")
+    kind: EvidenceKind = Field(
+        description="alias, cue, acronym or pattern: a rule matched the "
+        "text; keyphrase: an alias matched the normalised form "
+        "of an extracted keyphrase."
+    )
     rule: str = Field(description="The alias, acronym or regular expression that fired.")
     text: str = Field(description="The matched words, exactly as in the paper.")
     field: TextField
     start: int
     end: int
     weight: float = Field(description="What this hit added to the score before saturation.")
-    keyphrase: str | None = Field(default=None,
-                                  description="The normalised keyphrase the hit lies in, if any.")
+    keyphrase: str | None = Field(
+        default=None, description="The normalised keyphrase the hit lies in, if any."
+    )
 
 
 class AreaTag(BaseModel):
@@ -128,7 +136,8 @@ class AreaTag(BaseModel):
     evidence: list[Evidence]
     crosswalk: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="Conference areas this area maps to (its own, or its nearest ancestor's).")
+        description="Conference areas this area maps to (its own, or its nearest ancestor's).",
+    )
 
 
 class Provenance(BaseModel):

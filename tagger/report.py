@@ -1,6 +1,6 @@
-"""One self-contained HTML page about a tagged corpus: papers per area (the tree), how often top-level
-areas meet, the top keyphrases of each area, and a searchable list of the papers with their evidence
-highlighted. The page needs no network: its data, styles and script are all inline."""
+"""One self-contained HTML page about a tagged corpus: papers per area (the tree), how often
+top-level areas meet, the top keyphrases of each area, and a searchable list of the papers with
+their evidence highlighted. The page needs no network: its data, styles and script are inline."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ TITLE_MARKER = "__TAGGER_REPORT_TITLE__"
 FIELDS = {"title": 0, "abstract": 1}
 
 
-def build_report(records: Iterable[TaggedPaper], taxonomy: Taxonomy, *, source: str = "",
-                 top_keyphrases: int = 8) -> dict[str, Any]:
+def build_report(
+    records: Iterable[TaggedPaper], taxonomy: Taxonomy, *, source: str = "", top_keyphrases: int = 8
+) -> dict[str, Any]:
     """The page's data from tagged records, in one pass."""
     papers: list[dict[str, Any]] = []
     phrase_df: Counter[str] = Counter()  # papers with the (normalised) keyphrase
@@ -42,30 +43,42 @@ def build_report(records: Iterable[TaggedPaper], taxonomy: Taxonomy, *, source: 
                 for area in areas:
                     phrase_in_area[area][normalized] += 1
             versions[(record.provenance.tagger_version, record.provenance.taxonomy_version)] += 1
-            papers.append({
-                "id": paper.id, "title": paper.title or "", "abstract": paper.abstract,
-                "venue": paper.venue or "", "year": paper.year,
-                "tags": [[tag.id, tag.score] for tag in tags if tag.id in taxonomy.by_id],
-                "areas": areas,
-                "keyphrases": list(phrases.values())[:10],
-                "evidence": _evidence(tags, taxonomy),
-            })
+            papers.append(
+                {
+                    "id": paper.id,
+                    "title": paper.title or "",
+                    "abstract": paper.abstract,
+                    "venue": paper.venue or "",
+                    "year": paper.year,
+                    "tags": [[tag.id, tag.score] for tag in tags if tag.id in taxonomy.by_id],
+                    "areas": areas,
+                    "keyphrases": list(phrases.values())[:10],
+                    "evidence": _evidence(tags, taxonomy),
+                }
+            )
 
     stats = corpus_stats(compact(records), taxonomy)
     total = stats.papers
     shown = [(depth, area) for depth, area in taxonomy.walk() if stats.areas[area.id]]
     roots = [area.id for depth, area in shown if depth == 0]
-    matrix = [[stats.areas[a] if a == b else stats.pairs[tuple(sorted((a, b)))] for b in roots]
-              for a in roots]
+    matrix = [
+        [stats.areas[a] if a == b else stats.pairs[tuple(sorted((a, b)))] for b in roots]
+        for a in roots
+    ]
     keyphrases = {}
     for _, area in shown:
         counts = phrase_in_area.get(area.id, Counter())
-        ranked = sorted(((n * math.log(1 + total / phrase_df[p]), p, n)
-                         for p, n in counts.items() if n >= 2), key=lambda t: (-t[0], t[1]))
+        ranked = sorted(
+            ((n * math.log(1 + total / phrase_df[p]), p, n) for p, n in counts.items() if n >= 2),
+            key=lambda t: (-t[0], t[1]),
+        )
         if ranked:
-            keyphrases[area.id] = [[surface[p].most_common(1)[0][0], n]
-                                   for _, p, n in ranked[:top_keyphrases]]
-    (tagger_version, taxonomy_version), _ = versions.most_common(1)[0] if versions else (("?", "?"), 0)
+            keyphrases[area.id] = [
+                [surface[p].most_common(1)[0][0], n] for _, p, n in ranked[:top_keyphrases]
+            ]
+    (tagger_version, taxonomy_version), _ = (
+        versions.most_common(1)[0] if versions else (("?", "?"), 0)
+    )
     return {
         "source": source,
         "papers_total": total,
@@ -73,8 +86,16 @@ def build_report(records: Iterable[TaggedPaper], taxonomy: Taxonomy, *, source: 
         "venues": dict(sorted(stats.venue_papers.items())),
         "tagger_version": tagger_version,
         "taxonomy_version": taxonomy_version,
-        "areas": [{"id": area.id, "name": area.name, "parent": area.parent, "depth": depth,
-                   "papers": stats.areas[area.id]} for depth, area in shown],
+        "areas": [
+            {
+                "id": area.id,
+                "name": area.name,
+                "parent": area.parent,
+                "depth": depth,
+                "papers": stats.areas[area.id],
+            }
+            for depth, area in shown
+        ],
         "pairs": {"areas": roots, "matrix": matrix},
         "keyphrases": keyphrases,
         "papers": papers,
@@ -92,7 +113,8 @@ def render_html(report: dict[str, Any], *, title: str = "Tagged papers") -> str:
 
 
 def _area_scores(tags: list[AreaTag], taxonomy: Taxonomy) -> dict[str, float]:
-    """Each area a paper belongs to (tags and their ancestors) with the best score that puts it there."""
+    """Each area a paper belongs to (tags and their ancestors), with the best score that puts
+    it there."""
     scores: dict[str, float] = {}
     for tag in tags:
         for area in tag.path:

@@ -45,14 +45,24 @@ class RunSummary:
         if self.duplicates:
             text += f" ({self.duplicates:,} with an id seen before)"
         if self.rejected:
-            text += f", {self.rejected:,} rejected" + (f": see {self.errors}" if self.errors else "")
+            text += f", {self.rejected:,} rejected" + (
+                f": see {self.errors}" if self.errors else ""
+            )
         return text
 
 
-def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path | IO[bytes], *,
-              format: str | None = None, errors: str | Path | None = None,
-              resume: bool = False, workers: int = 1, progress: bool = False,
-              warn: Callable[[str], None] | None = None) -> RunSummary:
+def tag_files(
+    tagger: Tagger,
+    inputs: Sequence[str | Path],
+    output: str | Path | IO[bytes],
+    *,
+    format: str | None = None,
+    errors: str | Path | None = None,
+    resume: bool = False,
+    workers: int = 1,
+    progress: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> RunSummary:
     """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, or a
     binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order.
 
@@ -70,8 +80,11 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path |
     # Opening every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=format) for source in inputs]
     done = _resume_point(path) if resume and path.exists() else []
-    summary = RunSummary(output=str(path) if path else None,
-                         errors=str(errors) if errors else None, resumed=len(done))
+    summary = RunSummary(
+        output=str(path) if path else None,
+        errors=str(errors) if errors else None,
+        resumed=len(done),
+    )
     seen: set[str] = set()
 
     def papers(report: IO[bytes] | None) -> Iterator[Paper]:
@@ -81,14 +94,24 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path |
                 summary.rejected += 1
                 warn(f"skipped {item}")
                 if report:
-                    report.write(dumps({"source": item.source, "line": item.line,
-                                        "record": item.record, "id": item.record_id,
-                                        "reason": item.reason}))
+                    report.write(
+                        dumps(
+                            {
+                                "source": item.source,
+                                "line": item.line,
+                                "record": item.record,
+                                "id": item.record_id,
+                                "reason": item.reason,
+                            }
+                        )
+                    )
                 continue
             if item.id in seen:
                 summary.duplicates += 1
-                warn(f"paper id {item.id!r} appears again; both records are tagged and kept, "
-                     "in input order")
+                warn(
+                    f"paper id {item.id!r} appears again; both records are tagged and kept, "
+                    "in input order"
+                )
             seen.add(item.id)
             position += 1
             if position <= len(done):  # tagged by the run being resumed
@@ -96,7 +119,9 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path |
                     raise InputError(
                         f"line {position} holds paper {done[position - 1]!r} but the inputs' "
                         f"paper {position} is {item.id!r}: this file is not an earlier run "
-                        "over these inputs (remove it, or drop --resume)", source=str(path))
+                        "over these inputs (remove it, or drop --resume)",
+                        source=str(path),
+                    )
                 continue
             yield item
 
@@ -109,6 +134,7 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path |
             import sys
 
             from tqdm import tqdm
+
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
         try:
             for tagged in results:
@@ -119,7 +145,8 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], output: str | Path |
             raise TaggerError(
                 f"cannot write {path or 'the output'}: {exc.strerror or exc}. The "
                 f"{writer.count:,} lines written are complete; fix this and run the same "
-                "command with --resume to continue") from None
+                "command with --resume to continue"
+            ) from None
         finally:
             summary.tagged = writer.count
     return summary
@@ -131,8 +158,9 @@ def _resume_point(path: Path) -> list[str]:
     try:
         return [record.paper.id for record in read_tagged(path)]
     except InputError as exc:
-        raise InputError(f"{exc.reason}: cannot resume from this file", source=exc.source,
-                         line=exc.line) from None
+        raise InputError(
+            f"{exc.reason}: cannot resume from this file", source=exc.source, line=exc.line
+        ) from None
 
 
 def _open(stack: contextlib.ExitStack, path: str | Path, mode: str) -> IO[bytes]:

@@ -28,12 +28,20 @@ from .text import Analysis
 _RELATED_WORK = re.compile(
     r"^(?:unlike|while|although|though|whereas|despite|existing|previous|prior|recent|traditional|"
     r"conventional|inspired)\b|\b(?:prior|previous|existing|related|recent) (?:work|works|studies|"
-    r"methods|approaches)\b|\binspired by\b", re.IGNORECASE)
+    r"methods|approaches)\b|\binspired by\b",
+    re.IGNORECASE,
+)
 
 
-def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_keyphrases: int,
-               config: TaggerConfig) -> list[AreaTag]:
-    """Area tags of one paper, highest score first, at most ``max_tags``, none under ``min_score``."""
+def score_hits(
+    hits: list[Hit],
+    analysis: Analysis,
+    taxonomy: Taxonomy,
+    *,
+    n_keyphrases: int,
+    config: TaggerConfig,
+) -> list[AreaTag]:
+    """Area tags of one paper, best first, at most ``max_tags``, none under ``min_score``."""
     if not hits:
         return []
     weights = _weigh(hits, analysis, n_keyphrases, config)
@@ -46,8 +54,11 @@ def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_key
     for area_id, indices in by_area.items():
         below = [i for i in indices if hits[i].area != area_id]
         # an area's own hit on words a sub-area's rule also matched is the sub-area's evidence
-        own = [i for i in indices if hits[i].area == area_id
-               and not any(hits[i].overlaps(hits[k]) for k in below)]
+        own = [
+            i
+            for i in indices
+            if hits[i].area == area_id and not any(hits[i].overlaps(hits[k]) for k in below)
+        ]
         own_raw[area_id] = _evidence_sum(hits, weights, _count_once(hits, weights, own))
 
     raw: dict[str, float] = {}
@@ -55,11 +66,13 @@ def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_key
     def total(area_id: str) -> float:
         """Own evidence, plus the best sub-area's, plus ``child_decay`` times each other's."""
         if area_id not in raw:
-            children = sorted((total(c) for c in taxonomy.children[area_id] if c in by_area),
-                              reverse=True)
+            children = sorted(
+                (total(c) for c in taxonomy.children[area_id] if c in by_area), reverse=True
+            )
             raw[area_id] = own_raw[area_id] + sum(
                 value * (1.0 if rank == 0 else config.child_decay)
-                for rank, value in enumerate(children))
+                for rank, value in enumerate(children)
+            )
         return raw[area_id]
 
     tags: list[AreaTag] = []
@@ -68,12 +81,19 @@ def score_hits(hits: list[Hit], analysis: Analysis, taxonomy: Taxonomy, *, n_key
         if score < config.min_score:
             continue
         area = taxonomy.by_id[area_id]
-        tags.append(AreaTag(id=area_id, name=area.name, path=taxonomy.path(area_id), score=score,
-                            evidence=_evidence(hits, weights, indices, analysis),
-                            crosswalk=taxonomy.crosswalk(area_id)))
+        tags.append(
+            AreaTag(
+                id=area_id,
+                name=area.name,
+                path=taxonomy.path(area_id),
+                score=score,
+                evidence=_evidence(hits, weights, indices, analysis),
+                crosswalk=taxonomy.crosswalk(area_id),
+            )
+        )
     # on a tie, the more specific area first: its crosswalk is the more precise
     tags.sort(key=lambda tag: (-tag.score, -len(tag.path), tag.id))
-    return tags[:config.max_tags]
+    return tags[: config.max_tags]
 
 
 def _decayed(hits: list[Hit], weights: list[float], kept: list[int]) -> Iterator[tuple[int, float]]:
@@ -88,17 +108,29 @@ def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> flo
     return sum(weight for _, weight in _decayed(hits, weights, kept))
 
 
-def _evidence(hits: list[Hit], weights: list[float], indices: list[int],
-              analysis: Analysis) -> list[Evidence]:
+def _evidence(
+    hits: list[Hit], weights: list[float], indices: list[int], analysis: Analysis
+) -> list[Evidence]:
     """An area's evidence, its sub-areas' included, overlapping hits shown once, in text order."""
-    return [Evidence(area=hits[i].area, kind=hits[i].kind, rule=hits[i].rule,
-                     text=analysis.text(hits[i]), field=hits[i].field, start=hits[i].start,
-                     end=hits[i].end, weight=round(weight, 3), keyphrase=hits[i].keyphrase)
-            for i, weight in _decayed(hits, weights, _count_once(hits, weights, indices))]
+    return [
+        Evidence(
+            area=hits[i].area,
+            kind=hits[i].kind,
+            rule=hits[i].rule,
+            text=analysis.text(hits[i]),
+            field=hits[i].field,
+            start=hits[i].start,
+            end=hits[i].end,
+            weight=round(weight, 3),
+            keyphrase=hits[i].keyphrase,
+        )
+        for i, weight in _decayed(hits, weights, _count_once(hits, weights, indices))
+    ]
 
 
-def _weigh(hits: list[Hit], analysis: Analysis, n_keyphrases: int,
-           config: TaggerConfig) -> list[float]:
+def _weigh(
+    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig
+) -> list[float]:
     related = _related_work_sentences(analysis)
     weights = []
     for hit in hits:
@@ -131,5 +163,8 @@ def _related_work_sentences(analysis: Analysis) -> set[int]:
     for word in analysis.words:
         if word.field == "abstract":
             sentences[word.sentence].append(word.text)
-    return {index for index, words in sentences.items()
-            if index > 0 and _RELATED_WORK.search(" ".join(words))}
+    return {
+        index
+        for index, words in sentences.items()
+        if index > 0 and _RELATED_WORK.search(" ".join(words))
+    }

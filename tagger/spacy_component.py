@@ -1,7 +1,7 @@
 """A spaCy pipeline component that puts tagger's area tags and keyphrases on a ``Doc``.
 
     import spacy
-    import tagger.spacy_component  # registers the factory (installed packages also do it by entry point)
+    import tagger.spacy_component  # registers the factory (an installed tagger does it by itself)
 
     nlp = spacy.blank("en")
     nlp.add_pipe("taxonomy_tagger", config={"taxonomy": "taxonomy.yaml", "min_score": 0.3})
@@ -36,24 +36,36 @@ for _name in ("area_tags", "keyphrases"):
         Doc.set_extension(_name, default=None)
 
 
-def make_taxonomy_tagger(nlp: Language, name: str, taxonomy: str | None = None,
-                         **settings: Any) -> TaxonomyTagger:
+def make_taxonomy_tagger(
+    nlp: Language, name: str, taxonomy: str | None = None, **settings: Any
+) -> TaxonomyTagger:
     return TaxonomyTagger(Tagger.from_taxonomy(taxonomy, TaggerConfig(**settings)))
 
 
 # spaCy checks a component's config against its factory's signature, and reads no **settings:
 # the signature it sees lists TaggerConfig's fields, so the config object stays the one source.
-make_taxonomy_tagger.__signature__ = inspect.signature(make_taxonomy_tagger).replace(parameters=[
-    *list(inspect.signature(make_taxonomy_tagger).parameters.values())[:3],
-    *(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default,
-                        annotation={"int": int, "float": float, "str": str}[field.type])
-      for field in dataclasses.fields(TaggerConfig))])
-Language.factory("taxonomy_tagger",
-                 default_config={"taxonomy": None, **TaggerConfig().as_dict()})(make_taxonomy_tagger)
+make_taxonomy_tagger.__signature__ = inspect.signature(make_taxonomy_tagger).replace(
+    parameters=[
+        *list(inspect.signature(make_taxonomy_tagger).parameters.values())[:3],
+        *(
+            inspect.Parameter(
+                field.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=field.default,
+                annotation={"int": int, "float": float, "str": str}[field.type],
+            )
+            for field in dataclasses.fields(TaggerConfig)
+        ),
+    ]
+)
+Language.factory("taxonomy_tagger", default_config={"taxonomy": None, **TaggerConfig().as_dict()})(
+    make_taxonomy_tagger
+)
 
 
 class TaxonomyTagger:
-    """Tags each ``Doc``: ``doc._.area_tags``, ``doc._.keyphrases``, ``doc.spans["area_evidence"]``."""
+    """Tags each ``Doc``: ``doc._.area_tags``, ``doc._.keyphrases`` and
+    ``doc.spans["area_evidence"]``."""
 
     def __init__(self, tagger: Tagger) -> None:
         self.tagger = tagger
@@ -63,9 +75,10 @@ class TaxonomyTagger:
 
     def pipe(self, docs: Iterable[Doc], batch_size: int = 64) -> Iterator[Doc]:
         docs = list(docs)
-        papers = {i: Paper(id=str(i), abstract=doc.text) for i, doc in enumerate(docs)
-                  if doc.text.strip()}
-        tagged = dict(zip(papers, self.tagger.tag_many(papers.values())))
+        papers = {
+            i: Paper(id=str(i), abstract=doc.text) for i, doc in enumerate(docs) if doc.text.strip()
+        }
+        tagged = dict(zip(papers, self.tagger.tag_many(papers.values()), strict=True))
         for i, doc in enumerate(docs):
             yield _annotate(doc, tagged.get(i))
 
@@ -76,8 +89,9 @@ def _annotate(doc: Doc, tagged: TaggedPaper | None) -> Doc:
     spans = []
     for tag in doc._.area_tags:
         for evidence in tag.evidence:
-            span = doc.char_span(evidence.start, evidence.end, label=tag.id,
-                                 alignment_mode="expand")
+            span = doc.char_span(
+                evidence.start, evidence.end, label=tag.id, alignment_mode="expand"
+            )
             if span is not None:
                 spans.append(span)
     doc.spans[SPANS_KEY] = spans

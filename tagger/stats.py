@@ -25,14 +25,22 @@ class CorpusStats:
         return {
             "papers": self.papers,
             "untagged": self.untagged,
-            "areas": [{"id": area.id, "name": area.name, "depth": depth,
-                       "papers": self.areas[area.id],
-                       "share": round(self.areas[area.id] / self.papers, 4) if self.papers else 0.0,
-                       "by_venue": {v: c[area.id] for v, c in sorted(self.by_venue.items())}}
-                      for depth, area in taxonomy.walk() if self.areas[area.id]],
+            "areas": [
+                {
+                    "id": area.id,
+                    "name": area.name,
+                    "depth": depth,
+                    "papers": self.areas[area.id],
+                    "share": round(self.areas[area.id] / self.papers, 4) if self.papers else 0.0,
+                    "by_venue": {v: c[area.id] for v, c in sorted(self.by_venue.items())},
+                }
+                for depth, area in taxonomy.walk()
+                if self.areas[area.id]
+            ],
             "venues": dict(sorted(self.venue_papers.items())),
-            "pairs": [{"areas": list(pair), "papers": n}
-                      for pair, n in self.pairs.most_common(top_pairs)],
+            "pairs": [
+                {"areas": list(pair), "papers": n} for pair, n in self.pairs.most_common(top_pairs)
+            ],
         }
 
 
@@ -62,7 +70,8 @@ def render(stats: CorpusStats, taxonomy: Taxonomy, *, top_pairs: int = 10) -> st
     venues = sorted(stats.venue_papers) if len(stats.venue_papers) > 1 else []
     width = max((len("  " * d + a.id) for d, a in taxonomy.walk() if stats.areas[a.id]), default=4)
     header = f"{'area':<{width}}  {'papers':>7}  {'share':>6}" + "".join(
-        f"  {v[:14]:>14}" for v in venues)
+        f"  {v[:14]:>14}" for v in venues
+    )
     lines = [f"{stats.papers:,} papers, {stats.untagged:,} with no tag", "", header]
     for depth, area in taxonomy.walk():
         count = stats.areas[area.id]

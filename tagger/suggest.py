@@ -57,21 +57,43 @@ class Suggestions:
 
     def as_dict(self) -> dict:
         def group(g: Group) -> dict:
-            return {"phrases": [g.spellings[p] for p in g.phrases], "papers": g.papers,
-                    "nearest_area": g.area, "nearest_alias": g.nearest,
-                    "similarity": round(g.similarity, 4)}
-        return {"source": self.source, "papers": self.papers, "weak_papers": self.weak,
-                "frequent_groups": self.frequent, "generic_groups": self.generic,
-                "settings": self.settings,
-                "aliases": [{"area": g.area, **group(g)} for g in self.aliases],
-                "new_areas": [{"id": g.new_id, "parent": _parent(g, self.settings), **group(g)}
-                              for g in self.new_areas]}
+            return {
+                "phrases": [g.spellings[p] for p in g.phrases],
+                "papers": g.papers,
+                "nearest_area": g.area,
+                "nearest_alias": g.nearest,
+                "similarity": round(g.similarity, 4),
+            }
+
+        return {
+            "source": self.source,
+            "papers": self.papers,
+            "weak_papers": self.weak,
+            "frequent_groups": self.frequent,
+            "generic_groups": self.generic,
+            "settings": self.settings,
+            "aliases": [{"area": g.area, **group(g)} for g in self.aliases],
+            "new_areas": [
+                {"id": g.new_id, "parent": _parent(g, self.settings), **group(g)}
+                for g in self.new_areas
+            ],
+        }
 
 
-def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedder, *,
-            rules: RuleSet | None = None, source: str = "", weak_below: float = 0.6,
-            min_papers: int = 3, group_similarity: float = 0.8, alias_similarity: float = 0.7,
-            parent_similarity: float = 0.5, limit: int = 25) -> Suggestions:
+def suggest(
+    records: Iterable[TaggedPaper],
+    taxonomy: Taxonomy,
+    embedder: Embedder,
+    *,
+    rules: RuleSet | None = None,
+    source: str = "",
+    weak_below: float = 0.6,
+    min_papers: int = 3,
+    group_similarity: float = 0.8,
+    alias_similarity: float = 0.7,
+    parent_similarity: float = 0.5,
+    limit: int = 25,
+) -> Suggestions:
     """Suggest taxonomy additions from a tagged corpus.
 
     A paper is weakly tagged when its best tag scores below ``weak_below`` (or it has none). Its
@@ -84,9 +106,16 @@ def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedd
     area whose aliases and name are nearest when that cosine reaches ``alias_similarity``, else a
     new area (under that area from ``parent_similarity``). At most ``limit`` of each, best first.
     """
-    result = Suggestions(source=source, settings={
-        "weak_below": weak_below, "min_papers": min_papers, "group_similarity": group_similarity,
-        "alias_similarity": alias_similarity, "parent_similarity": parent_similarity})
+    result = Suggestions(
+        source=source,
+        settings={
+            "weak_below": weak_below,
+            "min_papers": min_papers,
+            "group_similarity": group_similarity,
+            "alias_similarity": alias_similarity,
+            "parent_similarity": parent_similarity,
+        },
+    )
     known = _known_phrases(rules or RuleSet(taxonomy))
     with_phrase: dict[str, list[int]] = defaultdict(list)  # phrase -> papers (numbers) with it
     writings: dict[str, Counter[str]] = defaultdict(Counter)
@@ -102,22 +131,32 @@ def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedd
         best_root.append(best.path[0] if best else None)
         ids.append(paper.id)
         titles.append(" ".join((paper.title or paper.abstract).split())[:80])
-        word_df.update({normalize_word(w) for w in _WORD.findall(
-            f"{paper.title or ''} {paper.abstract}")})
+        word_df.update(
+            {normalize_word(w) for w in _WORD.findall(f"{paper.title or ''} {paper.abstract}")}
+        )
         seen = set()
         for kp in record.keyphrases:
             normalized, text = kp.normalized, kp.text
-            if normalized and normalized not in seen and _specific(text or normalized) \
-                    and not _is_known(normalized, text, known):
+            if (
+                normalized
+                and normalized not in seen
+                and _specific(text or normalized)
+                and not _is_known(normalized, text, known)
+            ):
                 seen.add(normalized)
                 with_phrase[normalized].append(number)
                 if weak[-1]:
                     writings[normalized][_display(text or normalized)] += 1
     result.papers, result.weak = len(weak), sum(weak)
-    generic = {w for w, n in word_df.items() if n >= GENERIC_SHARE * result.papers} \
-        if result.papers >= 20 else set()
-    phrases = sorted((p for p in writings if not set(p.split()) <= generic),
-                     key=lambda p: (-writings[p].total(), p))  # of weak papers, not all generic
+    generic = (
+        {w for w, n in word_df.items() if n >= GENERIC_SHARE * result.papers}
+        if result.papers >= 20
+        else set()
+    )
+    phrases = sorted(
+        (p for p in writings if not set(p.split()) <= generic),
+        key=lambda p: (-writings[p].total(), p),
+    )  # of weak papers, not all generic
     if not phrases:
         return result
 
@@ -135,20 +174,24 @@ def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedd
         # rather than spread over many (as "neural networks" or "feature space" are).
         lift = len(weak_ones) / len(papers) / (result.weak / result.papers)
         strong_roots = Counter(best_root[i] for i in papers if not weak[i])
-        spread = strong_roots.total() >= 3 and \
-            strong_roots.most_common(1)[0][1] < strong_roots.total() / 3
+        spread = (
+            strong_roots.total() >= 3
+            and strong_roots.most_common(1)[0][1] < strong_roots.total() / 3
+        )
         if lift < MIN_LIFT or spread:
             result.generic += 1
             continue
-        group = Group(phrases=[phrases[m] for m in members],
-                      spellings={phrases[m]: writings[phrases[m]].most_common(1)[0][0]
-                                 for m in members},
-                      papers=[ids[i] for i in weak_ones],
-                      titles={ids[i]: titles[i] for i in weak_ones},
-                      score=len(weak_ones) * min(lift, 4.0))
+        group = Group(
+            phrases=[phrases[m] for m in members],
+            spellings={phrases[m]: writings[phrases[m]].most_common(1)[0][0] for m in members},
+            papers=[ids[i] for i in weak_ones],
+            titles={ids[i]: titles[i] for i in weak_ones},
+            score=len(weak_ones) * min(lift, 4.0),
+        )
         centre = _unit(vectors[members].mean(axis=0, keepdims=True))[0]
         group.area, group.nearest, group.similarity = _nearest_area(
-            centre, area_ids, area_texts, area_vectors)
+            centre, area_ids, area_texts, area_vectors
+        )
         if group.similarity >= alias_similarity:
             result.aliases.append(group)
         else:
@@ -156,6 +199,7 @@ def suggest(records: Iterable[TaggedPaper], taxonomy: Taxonomy, embedder: Embedd
             group.new_id = _new_id(group.label, parent, taken)
             taken.add(group.new_id)
             result.new_areas.append(group)
+
     def best_first(group: Group) -> tuple:
         return -group.score, -len(group.papers), group.label
 
@@ -175,11 +219,19 @@ def render_yaml(result: Suggestions, taxonomy: Taxonomy) -> str:
         f"{result.frequent:,} groups are that frequent; {result.generic:,} of them are left out as "
         "generic: not twice as common in weakly tagged papers as overall, or spread over many "
         "areas where tagged well. Merge what you agree with into the taxonomy, then run "
-        "`tagger taxonomy lint`.")
+        "`tagger taxonomy lint`."
+    )
     lines = [*textwrap.wrap(about, width=98, initial_indent="# ", subsequent_indent="# "), ""]
     if not result.aliases and not result.new_areas:
-        return "\n".join([*lines, "# Nothing to suggest: no such keyphrase is frequent enough.",
-                          "aliases: {}", "new_areas: []", ""])
+        return "\n".join(
+            [
+                *lines,
+                "# Nothing to suggest: no such keyphrase is frequent enough.",
+                "aliases: {}",
+                "new_areas: []",
+                "",
+            ]
+        )
     lines.append(f"# New aliases for existing areas (cosine >= {s['alias_similarity']:.2f}).")
     if not result.aliases:
         lines.append("aliases: {}")
@@ -204,27 +256,39 @@ def render_yaml(result: Suggestions, taxonomy: Taxonomy) -> str:
             lines.append(f"  - id: {group.new_id}")
             lines.append(f"    name: {_scalar(group.label[:1].upper() + group.label[1:])}")
             if parent:
-                lines.append(f"    parent: {parent}  # {group.similarity:.2f} to "
-                             f"{_comment(group.nearest)}")
+                lines.append(
+                    f"    parent: {parent}  # {group.similarity:.2f} to {_comment(group.nearest)}"
+                )
             else:
-                lines.append(f"    # nearest area: {group.area}, {group.similarity:.2f} to "
-                             f"{_comment(group.nearest)}")
-            lines.append(f"    description: {_scalar('Proposed by tagger suggest: ' + group.label)}")
-            lines.append("    aliases: [" + ", ".join(
-                _scalar(group.spellings[p]) for p in group.phrases) + "]")
+                lines.append(
+                    f"    # nearest area: {group.area}, {group.similarity:.2f} to "
+                    f"{_comment(group.nearest)}"
+                )
+            lines.append(
+                f"    description: {_scalar('Proposed by tagger suggest: ' + group.label)}"
+            )
+            lines.append(
+                "    aliases: ["
+                + ", ".join(_scalar(group.spellings[p]) for p in group.phrases)
+                + "]"
+            )
             lines.append(f"    # {len(group.papers)} papers:")
-            lines += [f"    #   {_comment(pid, quote=False)}  {_comment(group.titles[pid])}"
-                      for pid in group.papers[:5]]
+            lines += [
+                f"    #   {_comment(pid, quote=False)}  {_comment(group.titles[pid])}"
+                for pid in group.papers[:5]
+            ]
             if len(group.papers) > 5:
                 lines.append(f"    #   and {len(group.papers) - 5} more")
     return "\n".join(lines) + "\n"
 
 
 def _motive(group: Group) -> str:
-    shown = ", ".join(_comment(pid, quote=False) for pid in group.papers[:3]) + (f" +{len(group.papers) - 3}" if len(group.papers) > 3
-                                           else "")
-    return f"{len(group.papers)} papers ({shown}); {group.similarity:.2f} to " \
-           f"{_comment(group.nearest)}"
+    shown = ", ".join(_comment(pid, quote=False) for pid in group.papers[:3]) + (
+        f" +{len(group.papers) - 3}" if len(group.papers) > 3 else ""
+    )
+    return (
+        f"{len(group.papers)} papers ({shown}); {group.similarity:.2f} to {_comment(group.nearest)}"
+    )
 
 
 def _parent(group: Group, settings: dict[str, float]) -> str | None:
@@ -233,8 +297,11 @@ def _parent(group: Group, settings: dict[str, float]) -> str | None:
 
 def _known_phrases(rules: RuleSet) -> tuple[set[str], set[str], set[str]]:
     """Normalised aliases, normalised aliases and cues, and acronyms: what the rules match."""
-    aliases = {" ".join(words) for words, found in rules.phrases.items()
-               if any(rule.kind == "alias" for rule in found)}
+    aliases = {
+        " ".join(words)
+        for words, found in rules.phrases.items()
+        if any(rule.kind == "alias" for rule in found)
+    }
     return aliases, {" ".join(words) for words in rules.phrases}, set(rules.acronyms)
 
 
@@ -244,8 +311,11 @@ def _is_known(normalized: str, text: str, known: tuple[set[str], set[str], set[s
     if normalized in phrases or text in acronyms or text.rstrip("s") in acronyms:
         return True
     words = normalized.split()
-    return any(" ".join(words[i:j]) in aliases
-               for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return any(
+        " ".join(words[i:j]) in aliases
+        for i in range(len(words))
+        for j in range(i + 1, len(words) + 1)
+    )
 
 
 def _group(phrases: list[str], vectors: np.ndarray, threshold: float) -> list[list[int]]:
@@ -265,7 +335,9 @@ def _group(phrases: list[str], vectors: np.ndarray, threshold: float) -> list[li
     return groups
 
 
-def _area_vectors(taxonomy: Taxonomy, embedder: Embedder) -> tuple[list[str], list[str], np.ndarray]:
+def _area_vectors(
+    taxonomy: Taxonomy, embedder: Embedder
+) -> tuple[list[str], list[str], np.ndarray]:
     """One row per alias and per name of every area."""
     ids, texts = [], []
     for area in taxonomy.areas:
@@ -275,8 +347,9 @@ def _area_vectors(taxonomy: Taxonomy, embedder: Embedder) -> tuple[list[str], li
     return ids, texts, _unit(embedder.embed(texts))
 
 
-def _nearest_area(vector: np.ndarray, ids: list[str], texts: list[str],
-                  vectors: np.ndarray, k: int = 3) -> tuple[str, str, float]:
+def _nearest_area(
+    vector: np.ndarray, ids: list[str], texts: list[str], vectors: np.ndarray, k: int = 3
+) -> tuple[str, str, float]:
     """The area whose k nearest aliases (or name) are nearest on average, its nearest alias, and
     that average. Averaging keeps one loosely worded alias from pulling in unrelated phrases."""
     similarities = vectors @ vector
@@ -337,8 +410,13 @@ def _quoted(text: str) -> str:
         code = ord(ch)
         if ch in '"\\':
             out.append("\\" + ch)
-        elif ch == " " or (0x20 < code < 0x7F) or (0xA0 <= code <= 0xD7FF and code not in (
-                0x2028, 0x2029)) or 0xE000 <= code <= 0xFFFD or code >= 0x10000:
+        elif (
+            ch == " "
+            or (0x20 < code < 0x7F)
+            or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+            or 0xE000 <= code <= 0xFFFD
+            or code >= 0x10000
+        ):
             out.append(ch)
         elif code < 0x100:
             out.append(f"\\x{code:02x}")
@@ -353,4 +431,3 @@ def _comment(text: str, *, quote: bool = True) -> str:
     """Text for a YAML comment, on one line: quoted, or as it is when it needs no escapes."""
     quoted = _quoted(" ".join(text.split()))
     return quoted if quote or quoted[1:-1] != text else text
-

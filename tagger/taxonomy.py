@@ -47,7 +47,11 @@ def default_taxonomy_path() -> Path:
     """The default taxonomy: the copy installed inside the package, or, when running from a
     source checkout, the repository's top-level ``taxonomy.yaml``."""
     installed = Path(str(resources.files("tagger"))) / "data" / "taxonomy.yaml"
-    return installed if installed.is_file() else Path(__file__).resolve().parent.parent / "taxonomy.yaml"
+    return (
+        installed
+        if installed.is_file()
+        else Path(__file__).resolve().parent.parent / "taxonomy.yaml"
+    )
 
 
 class Area(BaseModel):
@@ -60,11 +64,11 @@ class Area(BaseModel):
     description: str = ""
     parent: str | None = None
     aliases: list[str] = Field(default_factory=list)
-    """Phrases, matched case-insensitively on normalised tokens (plural, hyphen and case variants)."""
+    """Phrases, matched case-insensitively on normalised tokens (plural, hyphen, case variants)."""
     cues: list[str] = Field(default_factory=list)
     """Weaker phrases, matched like aliases, that count for less than an alias."""
     acronyms: list[str] = Field(default_factory=list)
-    """Case-sensitive whole tokens (a plural 's' is allowed): RL matches 'RL', not 'RLHF' or 'rl'."""
+    """Case-sensitive whole tokens (a plural 's' is allowed): RL matches 'RL', not 'RLHF', 'rl'."""
     patterns: list[str] = Field(default_factory=list)
     """Regular expressions (Python syntax) searched in the original text."""
     exclude: list[str] = Field(default_factory=list)
@@ -76,8 +80,10 @@ class Area(BaseModel):
     @classmethod
     def _id_shape(cls, value: str) -> str:
         if not _ID.match(value):
-            raise ValueError(f"area id {value!r} must be lower-case letters, digits, '_' or '-', "
-                             "in dot-separated parts, like 'rl.offline'")
+            raise ValueError(
+                f"area id {value!r} must be lower-case letters, digits, '_' or '-', "
+                "in dot-separated parts, like 'rl.offline'"
+            )
         return value
 
     @field_validator("patterns")
@@ -87,7 +93,9 @@ class Area(BaseModel):
             try:
                 regex.compile(pattern)
             except regex.error as exc:
-                raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
+                raise ValueError(
+                    f"regular expression {pattern!r} does not compile: {exc}"
+                ) from None
         return value
 
     @field_validator("acronyms")
@@ -95,8 +103,10 @@ class Area(BaseModel):
     def _acronyms_are_tokens(cls, value: list[str]) -> list[str]:
         for acronym in value:
             if not acronym or any(ch.isspace() for ch in acronym):
-                raise ValueError(f"acronym {acronym!r} must be one word with no spaces "
-                                 "(put phrases under 'aliases')")
+                raise ValueError(
+                    f"acronym {acronym!r} must be one word with no spaces "
+                    "(put phrases under 'aliases')"
+                )
         return value
 
 
@@ -173,16 +183,19 @@ class Taxonomy:
 
     def walk(self) -> Iterator[tuple[int, Area]]:
         """Depth-first (depth, area) in file order of siblings."""
+
         def visit(area_id: str, depth: int) -> Iterator[tuple[int, Area]]:
             yield depth, self.by_id[area_id]
             for child in self.children[area_id]:
                 yield from visit(child, depth + 1)
+
         for root in self.roots:
             yield from visit(root, 0)
 
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """Read, validate and cross-check a taxonomy file. Raises ``TaxonomyError`` listing every problem."""
+    """Read, validate and cross-check a taxonomy file. Raises ``TaxonomyError`` listing every
+    problem."""
     path = Path(path) if path is not None else default_taxonomy_path()
     try:
         raw = path.read_bytes()
@@ -212,8 +225,10 @@ def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         if "could not determine a constructor" in str(exc):
-            problem = (f"{problem}: YAML tags that build objects are not allowed; "
-                       "write plain strings, lists and mappings")
+            problem = (
+                f"{problem}: YAML tags that build objects are not allowed; "
+                "write plain strings, lists and mappings"
+            )
         raise TaxonomyError([f"{source}{where}: {problem}"]) from None
     lines = _line_numbers(node) if node is not None else {}
     if not isinstance(data, dict):
@@ -222,13 +237,20 @@ def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
     try:
         parsed = _File.model_validate(data)
     except ValidationError as exc:
-        raise TaxonomyError([_render(error, source, lines, data) for error in exc.errors()]) from None
+        raise TaxonomyError(
+            [_render(error, source, lines, data) for error in exc.errors()]
+        ) from None
 
     problems = _cross_check(parsed.areas, source, lines)
     if problems:
         raise TaxonomyError(problems)
-    return Taxonomy(version=parsed.version, areas=tuple(parsed.areas),
-                    sha256=hashlib.sha256(data_bytes).hexdigest(), source=source, lines=lines)
+    return Taxonomy(
+        version=parsed.version,
+        areas=tuple(parsed.areas),
+        sha256=hashlib.sha256(data_bytes).hexdigest(),
+        source=source,
+        lines=lines,
+    )
 
 
 def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
@@ -240,7 +262,9 @@ def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
         if isinstance(current, yaml.MappingNode):
             for key, value in current.value:
                 visit(value, path + (key.value,))
-                lines[path + (key.value,)] = key.start_mark.line + 1  # the key's line, not the value's
+                lines[path + (key.value,)] = (
+                    key.start_mark.line + 1
+                )  # the key's line, not the value's
         elif isinstance(current, yaml.SequenceNode):
             for index, item in enumerate(current.value):
                 visit(item, path + (index,))
@@ -256,15 +280,20 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
     return None
 
 
-def _render(error: dict[str, Any], source: str, lines: dict[tuple[Any, ...], int],
-            data: dict[str, Any]) -> str:
+def _render(
+    error: dict[str, Any], source: str, lines: dict[tuple[Any, ...], int], data: dict[str, Any]
+) -> str:
     loc = tuple(error["loc"])
     line = _line_of(lines, loc)
     where = f"{source} line {line}" if line else source
     subject = ""
     if len(loc) >= 2 and loc[0] == "areas" and isinstance(loc[1], int):
         areas = data.get("areas") or []
-        area_id = areas[loc[1]].get("id") if loc[1] < len(areas) and isinstance(areas[loc[1]], dict) else None
+        area_id = (
+            areas[loc[1]].get("id")
+            if loc[1] < len(areas) and isinstance(areas[loc[1]], dict)
+            else None
+        )
         subject = f"area {area_id!r}" if area_id else f"area #{loc[1] + 1}"
         rest = ".".join(str(part) for part in loc[2:])
         subject = f"{subject}, field '{rest}'" if rest else subject
@@ -288,8 +317,10 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
     for index, area in enumerate(areas):
         line = lines.get(("areas", index, "id"), lines.get(("areas", index)))
         if area.id in seen:
-            problems.append(f"{source} line {line}: area id {area.id!r} is used twice "
-                            f"(first on line {seen[area.id]}); ids must be unique")
+            problems.append(
+                f"{source} line {line}: area id {area.id!r} is used twice "
+                f"(first on line {seen[area.id]}); ids must be unique"
+            )
         else:
             seen[area.id] = line or 0
     ids = list(seen)
@@ -298,8 +329,10 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
             line = lines.get(("areas", index, "parent"))
             guess = difflib.get_close_matches(area.parent, ids, n=1)
             hint = f" (did you mean {guess[0]!r}?)" if guess else ""
-            problems.append(f"{source} line {line}: area {area.id!r} names parent {area.parent!r}, "
-                            f"which does not exist{hint}")
+            problems.append(
+                f"{source} line {line}: area {area.id!r} names parent {area.parent!r}, "
+                f"which does not exist{hint}"
+            )
     parents = {area.id: area.parent for area in areas}
     for index, area in enumerate(areas):
         chain, current = [area.id], area.parent
@@ -308,8 +341,10 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
             current = parents[current]
         if current == area.id:
             line = lines.get(("areas", index, "parent"))
-            problems.append(f"{source} line {line}: area {area.id!r} is its own ancestor "
-                            f"({' -> '.join(chain + [area.id])}); parents must form a tree")
+            problems.append(
+                f"{source} line {line}: area {area.id!r} is its own ancestor "
+                f"({' -> '.join(chain + [area.id])}); parents must form a tree"
+            )
     known = schemes()
     for index, area in enumerate(areas):
         for scheme, labels in area.crosswalk.items():
@@ -317,14 +352,18 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
                 line = lines.get(("areas", index, "crosswalk", scheme))
                 guess = difflib.get_close_matches(scheme, list(known), n=1)
                 hint = f" (did you mean {guess[0]!r}?)" if guess else ""
-                problems.append(f"{source} line {line}: area {area.id!r}: crosswalk scheme "
-                                f"{scheme!r} is not one of {', '.join(known)}{hint}")
+                problems.append(
+                    f"{source} line {line}: area {area.id!r}: crosswalk scheme "
+                    f"{scheme!r} is not one of {', '.join(known)}{hint}"
+                )
                 continue
             for k, label in enumerate(labels):
                 if label not in known[scheme].labels:
                     line = lines.get(("areas", index, "crosswalk", scheme, k))
                     guess = difflib.get_close_matches(label, known[scheme].labels, n=1, cutoff=0.5)
                     hint = f" (did you mean {guess[0]!r}?)" if guess else ""
-                    problems.append(f"{source} line {line}: area {area.id!r}: {label!r} is not one of "
-                                    f"the {scheme} labels{hint}")
+                    problems.append(
+                        f"{source} line {line}: area {area.id!r}: {label!r} is not one of "
+                        f"the {scheme} labels{hint}"
+                    )
     return problems

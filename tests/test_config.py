@@ -19,15 +19,23 @@ from .conftest import MINI_TAXONOMY, HashEmbedder
 FIELDS = [field.name for field in dataclasses.fields(TaggerConfig)]
 
 
-@pytest.mark.parametrize(("option", "value", "wanted"), [
-    ("top_n", 0, "an int >= 1"), ("max_words", 2.5, "an int >= 1"),
-    ("diversity", 1.5, "a float in [0, 1]"), ("min_score", float("nan"), "a float in [0, 1]"),
-    ("max_tags", True, "an int >= 1"), ("embedding_model", "", "a non-empty str")])
+@pytest.mark.parametrize(
+    ("option", "value", "wanted"),
+    [
+        ("top_n", 0, "an int >= 1"),
+        ("max_words", 2.5, "an int >= 1"),
+        ("diversity", 1.5, "a float in [0, 1]"),
+        ("min_score", float("nan"), "a float in [0, 1]"),
+        ("max_tags", True, "an int >= 1"),
+        ("embedding_model", "", "a non-empty str"),
+    ],
+)
 def test_invalid_settings_are_refused_with_a_clear_message(option, value, wanted):
     with pytest.raises(ValueError) as caught:
         TaggerConfig(**{option: value})
-    assert str(caught.value) == (f"The {option!r} parameter of TaggerConfig must be {wanted}. "
-                                 f"Got {value!r} instead.")
+    assert str(caught.value) == (
+        f"The {option!r} parameter of TaggerConfig must be {wanted}. Got {value!r} instead."
+    )
 
 
 def test_the_config_is_frozen_and_keyword_only():
@@ -37,7 +45,10 @@ def test_the_config_is_frozen_and_keyword_only():
     with pytest.raises(TypeError):
         TaggerConfig(10)
     assert dataclasses.replace(config, top_n=3).as_dict() == {
-        **TaggerConfig().as_dict(), "min_score": 0.4, "top_n": 3}
+        **TaggerConfig().as_dict(),
+        "min_score": 0.4,
+        "top_n": 3,
+    }
     assert all(TaggerConfig.help(name) for name in FIELDS)
 
 
@@ -54,13 +65,19 @@ def test_command_line_defaults_and_ranges_are_the_configs():
 
 def test_spacy_component_takes_every_setting_with_the_configs_defaults():
     nlp = spacy.blank("en")
-    component = nlp.add_pipe("taxonomy_tagger", config={"taxonomy": str(MINI_TAXONOMY),
-                                                        "min_score": 0.4, "saturation": 6.0})
+    component = nlp.add_pipe(
+        "taxonomy_tagger",
+        config={"taxonomy": str(MINI_TAXONOMY), "min_score": 0.4, "saturation": 6.0},
+    )
     assert component.tagger.config == TaggerConfig(min_score=0.4, saturation=6.0)
-    defaults = {k: v for k, v in nlp.config["components"]["taxonomy_tagger"].items()
-                if k not in ("factory", "taxonomy", "min_score", "saturation")}
-    assert defaults == {k: v for k, v in TaggerConfig().as_dict().items()
-                        if k not in ("min_score", "saturation")}
+    defaults = {
+        k: v
+        for k, v in nlp.config["components"]["taxonomy_tagger"].items()
+        if k not in ("factory", "taxonomy", "min_score", "saturation")
+    }
+    assert defaults == {
+        k: v for k, v in TaggerConfig().as_dict().items() if k not in ("min_score", "saturation")
+    }
     with pytest.raises(Exception, match="min_scor"):
         spacy.blank("en").add_pipe("taxonomy_tagger", config={"min_scor": 0.4})
 
@@ -74,5 +91,8 @@ def test_workers_are_started_from_the_configuration_not_live_objects():
     taxonomy, config = pickle.loads(sent)
     assert config == TaggerConfig(top_n=3) and taxonomy.sha256 == tagger.taxonomy.sha256
     with pytest.raises(ValueError, match="cannot use an embedder object passed to the Tagger"):
-        list(Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder()).tag_many(
-            [Paper(abstract="x")], workers=2))
+        list(
+            Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder()).tag_many(
+                [Paper(abstract="x")], workers=2
+            )
+        )

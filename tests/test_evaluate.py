@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tagger.evaluate import (area_report, keyphrase_f1, mean_keyphrase_f1, ranked_labels,
-                             stem_phrase)
+from tagger.evaluate import area_report, keyphrase_f1, mean_keyphrase_f1, ranked_labels, stem_phrase
 from tagger.records import AreaTag
 
 
@@ -22,21 +21,25 @@ NONE = _tag("other")
 def test_ranked_labels_levels():
     tags = [RL, NONE, GNN, MARL]
     assert ranked_labels(tags, "icml") == [
-        "Reinforcement Learning", "Deep Learning->Graph Neural Networks",
-        "Reinforcement Learning->Multi-agent"]
+        "Reinforcement Learning",
+        "Deep Learning->Graph Neural Networks",
+        "Reinforcement Learning->Multi-agent",
+    ]
     assert ranked_labels(tags, "icml", level="area") == ["Reinforcement Learning", "Deep Learning"]
     # a tagged sub-area takes its area's place at the subtopic level
     assert ranked_labels(tags, "icml", level="subtopic") == [
-        "Reinforcement Learning->Multi-agent", "Deep Learning->Graph Neural Networks"]
+        "Reinforcement Learning->Multi-agent",
+        "Deep Learning->Graph Neural Networks",
+    ]
     assert ranked_labels([NONE], "icml") == []
 
 
 def test_area_report_counts():
     pairs = [
-        ("A", ["A", "B"]),        # right at 1
-        ("A", ["B", "C", "A"]),   # right at 3 only
-        ("B", ["B"]),             # right at 1
-        ("C", []),                # untagged
+        ("A", ["A", "B"]),  # right at 1
+        ("A", ["B", "C", "A"]),  # right at 3 only
+        ("B", ["B"]),  # right at 1
+        ("C", []),  # untagged
     ]
     report = area_report(pairs)
     assert report.papers == 4
@@ -67,7 +70,9 @@ def test_keyphrase_f1_by_hand():
     # top 4: two matches: P=2/4, R=2/3 -> F1=4/7
     assert keyphrase_f1(predicted, gold, 4) == pytest.approx(4 / 7)
     # duplicates after stemming count once; fewer predictions than k use their own count
-    assert keyphrase_f1(["robotics", "Robotics"], gold, 5) == pytest.approx(2 * 1 * (1 / 3) / (1 + 1 / 3))
+    assert keyphrase_f1(["robotics", "Robotics"], gold, 5) == pytest.approx(
+        2 * 1 * (1 / 3) / (1 + 1 / 3)
+    )
     assert keyphrase_f1([], gold, 5) == 0.0
     assert keyphrase_f1(["x"], [], 5) == 0.0
 

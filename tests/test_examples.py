@@ -24,7 +24,7 @@ def test_every_example_abstract_gets_a_tag_with_exact_evidence(examples):
             assert tag.evidence
             for ev in tag.evidence:
                 source = tagged.paper.title if ev.field == "title" else tagged.paper.abstract
-                assert source[ev.start:ev.end] == ev.text
+                assert source[ev.start : ev.end] == ev.text
         for phrase in tagged.keyphrases:
             for span in phrase.spans:
                 assert 0 <= span.start < span.end <= len(tagged.paper.abstract)
@@ -32,32 +32,53 @@ def test_every_example_abstract_gets_a_tag_with_exact_evidence(examples):
 
 # Abstracts written for these tests, each squarely in one area that no expert would dispute.
 CLEAR_CUT = [
-    ("rl.multi_agent", "rl", "multi-agent reinforcement learning",
-     "We study cooperative multi-agent reinforcement learning, where several agents learn "
-     "decentralized policies from a shared team reward. We propose a value decomposition method "
-     "trained with centralized training and decentralized execution, and show that it improves "
-     "coordination on the StarCraft Multi-Agent Challenge."),
-    ("rl.offline", "rl", "offline reinforcement learning",
-     "Offline reinforcement learning learns a policy from a fixed dataset of logged transitions "
-     "without further interaction with the environment. We propose a conservative value "
-     "estimate that penalizes out-of-distribution actions and evaluate it on D4RL locomotion."),
-    ("graph.gnn", "graph", "graph neural networks",
-     "Graph neural networks aggregate information from neighboring nodes through message "
-     "passing. We analyze oversmoothing in deep graph neural networks and propose a residual "
-     "normalization that keeps node representations distinct on node classification benchmarks."),
-    ("gen.diffusion", "gen", "diffusion models",
-     "Diffusion models generate images by reversing a gradual noising process. We propose a "
-     "sampler for denoising diffusion probabilistic models that needs ten network evaluations "
-     "while matching the sample quality of a thousand-step sampler."),
-    ("safety.llm", "safety", "jailbreak attacks",
-     "Aligned large language models can still be manipulated by jailbreak attacks that elicit "
-     "harmful content. We present an automated red teaming method that finds adversarial "
-     "prompts, and a defense that detects them before the model responds."),
+    (
+        "rl.multi_agent",
+        "rl",
+        "multi-agent reinforcement learning",
+        "We study cooperative multi-agent reinforcement learning, where several agents learn "
+        "decentralized policies from a shared team reward. We propose a value decomposition method "
+        "trained with centralized training and decentralized execution, and show that it improves "
+        "coordination on the StarCraft Multi-Agent Challenge.",
+    ),
+    (
+        "rl.offline",
+        "rl",
+        "offline reinforcement learning",
+        "Offline reinforcement learning learns a policy from a fixed dataset of logged transitions "
+        "without further interaction with the environment. We propose a conservative value "
+        "estimate that penalizes out-of-distribution actions and evaluate it on D4RL locomotion.",
+    ),
+    (
+        "graph.gnn",
+        "graph",
+        "graph neural networks",
+        "Graph neural networks aggregate information from neighboring nodes through message "
+        "passing. We analyze oversmoothing in deep graph neural networks and propose a residual "
+        "normalization that keeps node representations distinct on node classification benchmarks.",
+    ),
+    (
+        "gen.diffusion",
+        "gen",
+        "diffusion models",
+        "Diffusion models generate images by reversing a gradual noising process. We propose a "
+        "sampler for denoising diffusion probabilistic models that needs ten network evaluations "
+        "while matching the sample quality of a thousand-step sampler.",
+    ),
+    (
+        "safety.llm",
+        "safety",
+        "jailbreak attacks",
+        "Aligned large language models can still be manipulated by jailbreak attacks that elicit "
+        "harmful content. We present an automated red teaming method that finds adversarial "
+        "prompts, and a defense that detects them before the model responds.",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("child", "root", "phrase", "abstract"), CLEAR_CUT,
-                         ids=[case[0] for case in CLEAR_CUT])
+@pytest.mark.parametrize(
+    ("child", "root", "phrase", "abstract"), CLEAR_CUT, ids=[case[0] for case in CLEAR_CUT]
+)
 def test_clear_cut_abstracts_get_their_area_and_its_parent(tagger, child, root, phrase, abstract):
     tagged = tagger.tag(Paper(abstract=abstract))
     ids = [tag.id for tag in tagged.tags]
@@ -69,4 +90,4 @@ def test_clear_cut_abstracts_get_their_area_and_its_parent(tagger, child, root, 
     # the evidence points at the words that name the area
     assert any(s < start + len(phrase) and start < e for s, e in spans), (spans, start)
     for ev in tag.evidence:
-        assert abstract[ev.start:ev.end] == ev.text
+        assert abstract[ev.start : ev.end] == ev.text

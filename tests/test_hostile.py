@@ -14,16 +14,21 @@ from tagger.cli import main
 from .conftest import DATA, MINI_TAXONOMY
 
 HOSTILE = DATA / "hostile"
-EXPECTED = {k: v for k, v in json.loads((HOSTILE / "expected.json").read_text()).items()
-            if not k.startswith("_")}
+EXPECTED = {
+    k: v
+    for k, v in json.loads((HOSTILE / "expected.json").read_text()).items()
+    if not k.startswith("_")
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_hostile_input(name, tmp_path):
     expected = EXPECTED[name]
     errors = tmp_path / "errors.jsonl"
-    result = CliRunner().invoke(main, ["tag", str(HOSTILE / name), "--errors", str(errors),
-                                       "--taxonomy", str(MINI_TAXONOMY)])
+    result = CliRunner().invoke(
+        main,
+        ["tag", str(HOSTILE / name), "--errors", str(errors), "--taxonomy", str(MINI_TAXONOMY)],
+    )
     assert result.exit_code == expected["exit"], result.stderr
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stdout.split("\n") if line]  # JSONL splits on \n only
@@ -36,7 +41,7 @@ def test_hostile_input(name, tmp_path):
     rejected = [json.loads(line) for line in errors.read_text().splitlines()]
     where = [(r["line"] if r["line"] is not None else r["record"]) for r in rejected]
     assert where == [n for n, _ in expected["rejected"]]
-    for record, (_, reason) in zip(rejected, expected["rejected"]):
+    for record, (_, reason) in zip(rejected, expected["rejected"], strict=True):
         assert record["reason"].startswith(reason), record
         assert record["source"] == str(HOSTILE / name)
     summary = result.stderr.strip().splitlines()[-1]

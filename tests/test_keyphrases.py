@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from tagger.config import TaggerConfig
 from tagger.keyphrases import KeyphraseExtractor, candidates
@@ -34,7 +33,7 @@ def test_candidates_are_noun_phrases_not_ngrams(nlp):
 def test_variants_share_one_normalised_form_with_every_span(nlp):
     found = candidates(_analysis(nlp, ABSTRACT), max_words=3)
     gnn = found["graph neural network"]
-    texts = [ABSTRACT[s.start:s.end] for s in gnn.spans]
+    texts = [ABSTRACT[s.start : s.end] for s in gnn.spans]
     assert texts == ["graph neural networks", "GNNs", "GNNs", "graph neural network"]
     assert "gnn" not in found
 

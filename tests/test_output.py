@@ -13,16 +13,20 @@ from tagger.output import dumps, read_tagged_lines, sniff_tagged
 
 from .conftest import tagged_record, write_tagged
 
-RECORDS = [tagged_record("a", [["rl"]], venue="ICML", year=2025, keyphrases=["policy"]),
-           tagged_record("b", [], title="T", extra_field={"kept": [1, 2]})]
+RECORDS = [
+    tagged_record("a", [["rl"]], venue="ICML", year=2025, keyphrases=["policy"]),
+    tagged_record("b", [], title="T", extra_field={"kept": [1, 2]}),
+]
 
 
 def test_records_read_back_equal_what_was_written(tmp_path):
     path = write_tagged(tmp_path / "t.jsonl", RECORDS)
     assert list(read_tagged(path)) == RECORDS
     lines = list(read_tagged_lines(path))
-    assert [(line.number, line.raw) for line in lines] == [(1, dumps(RECORDS[0])),
-                                                           (2, dumps(RECORDS[1]))]
+    assert [(line.number, line.raw) for line in lines] == [
+        (1, dumps(RECORDS[0])),
+        (2, dumps(RECORDS[1])),
+    ]
 
 
 def test_blank_lines_and_a_missing_last_newline(tmp_path):
@@ -57,16 +61,23 @@ def test_papers_are_not_tagged_output(tmp_path, monkeypatch):
     assert not is_tagged and list(rest) == [b'{"abstract": "x"}\n']
 
 
-@pytest.mark.parametrize(("line", "reason"), [
-    (b'{"abstract": "x"}', "not a line of tagged JSONL (run `tagger tag` first)"),
-    (b"{oops", "not a line of tagged JSONL (run `tagger tag` first)"),
-    (b"[1, 2]", "not a line of tagged JSONL (run `tagger tag` first)"),
-    (dumps(RECORDS[0]).replace(b'"provenance"', b'"provenanc"').rstrip(),
-     "not a line of tagged JSONL: 'provenance': field required"),
-    (dumps(RECORDS[0]).replace(b'"score":0.5', b'"score":"high"', 1).rstrip(),
-     "not a line of tagged JSONL: 'keyphrases.0.score': input should be a valid number, "
-     "unable to parse string as a number"),
-])
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"abstract": "x"}', "not a line of tagged JSONL (run `tagger tag` first)"),
+        (b"{oops", "not a line of tagged JSONL (run `tagger tag` first)"),
+        (b"[1, 2]", "not a line of tagged JSONL (run `tagger tag` first)"),
+        (
+            dumps(RECORDS[0]).replace(b'"provenance"', b'"provenanc"').rstrip(),
+            "not a line of tagged JSONL: 'provenance': field required",
+        ),
+        (
+            dumps(RECORDS[0]).replace(b'"score":0.5', b'"score":"high"', 1).rstrip(),
+            "not a line of tagged JSONL: 'keyphrases.0.score': input should be a valid number, "
+            "unable to parse string as a number",
+        ),
+    ],
+)
 def test_anything_else_is_an_error_with_its_line(tmp_path, line, reason):
     path = tmp_path / "t.jsonl"
     path.write_bytes(dumps(RECORDS[0]) + line + b"\n")

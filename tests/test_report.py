@@ -25,16 +25,26 @@ AREAS = ["rl", "rl.multi-agent", "graphs", "graphs.gnn"]
 
 
 def _record(i, tags, *, venue="ICML", keyphrases=(), abstract="Graph neural networks for RL."):
-    return tagged_record(f"p{i}", tags, title=f"Paper {i}", abstract=abstract, venue=venue,
-                         year=2025, keyphrases=keyphrases,
-                         evidence=[(area, "r") for area in AREAS])
+    return tagged_record(
+        f"p{i}",
+        tags,
+        title=f"Paper {i}",
+        abstract=abstract,
+        venue=venue,
+        year=2025,
+        keyphrases=keyphrases,
+        evidence=[(area, "r") for area in AREAS],
+    )
 
 
 def test_report_data_worked_out_by_hand():
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     records = [
-        _record(0, [(["rl"], 0.9), (["rl", "rl.multi-agent"], 0.6), (["graphs"], 0.3)],
-                keyphrases=["Policy", "message passing"]),
+        _record(
+            0,
+            [(["rl"], 0.9), (["rl", "rl.multi-agent"], 0.6), (["graphs"], 0.3)],
+            keyphrases=["Policy", "message passing"],
+        ),
         _record(1, [(["rl"], 0.5)], keyphrases=["policy"]),
         _record(2, [(["graphs", "graphs.gnn"], 0.7)], venue="ICLR", keyphrases=["message passing"]),
         _record(3, [], venue="ICLR"),
@@ -44,17 +54,23 @@ def test_report_data_worked_out_by_hand():
     assert data["venues"] == {"ICLR 2025": 2, "ICML 2025": 2}
     assert (data["tagger_version"], data["taxonomy_version"]) == ("9.9", "t1")
     assert [(a["id"], a["depth"], a["papers"]) for a in data["areas"]] == [
-        ("rl", 0, 2), ("rl.multi-agent", 1, 1), ("graphs", 0, 2), ("graphs.gnn", 1, 1)]
+        ("rl", 0, 2),
+        ("rl.multi-agent", 1, 1),
+        ("graphs", 0, 2),
+        ("graphs.gnn", 1, 1),
+    ]
     assert data["pairs"] == {"areas": ["rl", "graphs"], "matrix": [[2, 1], [1, 2]]}
     # Only phrases in two papers of an area; written as most papers write them.
     assert data["keyphrases"] == {"rl": [["Policy", 2]], "graphs": [["message passing", 2]]}
     first = data["papers"][0]
-    # An area's score is the best tag that puts the paper there (a child's tag counts for its parent).
+    # An area's score is the best tag that puts the paper there (a child's counts for its parent).
     assert first["areas"] == {"rl": 0.9, "rl.multi-agent": 0.6, "graphs": 0.3}
     assert first["tags"] == [["rl", 0.9], ["rl.multi-agent", 0.6], ["graphs", 0.3]]
-    assert first["evidence"] == [[1, 0, 5, "rl", "alias", "r"],
-                                 [1, 0, 5, "rl.multi-agent", "alias", "r"],
-                                 [1, 0, 5, "graphs", "alias", "r"]]
+    assert first["evidence"] == [
+        [1, 0, 5, "rl", "alias", "r"],
+        [1, 0, 5, "rl.multi-agent", "alias", "r"],
+        [1, 0, 5, "graphs", "alias", "r"],
+    ]
     assert data["papers"][3]["tags"] == [] and data["papers"][3]["areas"] == {}
 
 
@@ -80,29 +96,52 @@ def test_report_command_errors():
 
 # ---- the page in a real browser --------------------------------------------------------------
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
 def chromium_path():
-    path = os.environ.get("TAGGER_CHROMIUM") or shutil.which("chromium") \
+    path = (
+        os.environ.get("TAGGER_CHROMIUM")
+        or shutil.which("chromium")
         or shutil.which("chromium-browser")
+    )
     if path:
         return path
     if os.environ.get("TAGGER_SKIP_BROWSER"):
         pytest.skip("TAGGER_SKIP_BROWSER is set")
-    pytest.fail("the report test needs Chromium: `apt-get install chromium` (Debian/Ubuntu), or "
-                "TAGGER_CHROMIUM=/path/to/chrome; TAGGER_SKIP_BROWSER=1 skips it")
+    pytest.fail(
+        "the report test needs Chromium: `apt-get install chromium` (Debian/Ubuntu), or "
+        "TAGGER_CHROMIUM=/path/to/chrome; TAGGER_SKIP_BROWSER=1 skips it"
+    )
 
 
 @pytest.fixture(scope="module")
 def tagged_examples(tagger, tmp_path_factory):
     """The shipped examples tagged by the real pipeline, plus a paper with a hostile title."""
-    papers = [p for source in sorted(EXAMPLES.glob("*.txt")) + sorted(EXAMPLES.glob("*.jsonl"))
-              for p in read_papers(source)]
-    papers.append(Paper(id="hostile", title=HOSTILE_TITLE, venue="ICLR", year=2025,
-                        abstract="We study multi-agent reinforcement learning (MARL) on graphs."))
+    papers = [
+        p
+        for source in sorted(EXAMPLES.glob("*.txt")) + sorted(EXAMPLES.glob("*.jsonl"))
+        for p in read_papers(source)
+    ]
+    papers.append(
+        Paper(
+            id="hostile",
+            title=HOSTILE_TITLE,
+            venue="ICLR",
+            year=2025,
+            abstract="We study multi-agent reinforcement learning (MARL) on graphs.",
+        )
+    )
     path = tmp_path_factory.mktemp("report") / "tagged.jsonl"
     path.write_text("".join(t.model_dump_json() + "\n" for t in tagger.tag_many(papers)))
     return path
@@ -121,8 +160,12 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         problems, requests = [], []
-        page.on("console", lambda m: problems.append(f"{m.type}: {m.text}")
-                if m.type in ("error", "warning") else None)
+        page.on(
+            "console",
+            lambda m: (
+                problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None
+            ),
+        )
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("request", lambda r: requests.append(r.url))
         page.goto(html_path.as_uri())
@@ -145,9 +188,20 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
 
         # Search: every word, case-insensitive, in title, abstract or keyphrases.
         page.fill("#search", "Reinforcement LEARNING")
-        expected = sum(all(w in " ".join([r["paper"].get("title") or "", r["paper"]["abstract"],
-                                          *(k["text"] for k in r["keyphrases"])]).lower()
-                           for w in ("reinforcement", "learning")) for r in records)
+        expected = sum(
+            all(
+                w
+                in " ".join(
+                    [
+                        r["paper"].get("title") or "",
+                        r["paper"]["abstract"],
+                        *(k["text"] for k in r["keyphrases"]),
+                    ]
+                ).lower()
+                for w in ("reinforcement", "learning")
+            )
+            for r in records
+        )
         expect(count).to_have_text(re.compile(f"^{expected} of "))
         assert 0 < expected < len(records)
         assert page.locator("article.paper").count() == expected
@@ -158,15 +212,19 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         expected = sum("rl" in a for a in areas_of)
         expect(count).to_have_text(re.compile(f"^{expected} of "))
         shown = page.locator("article.paper").evaluate_all("els => els.map(e => e.dataset.id)")
-        rl_ids = {r["paper"]["id"] for r, a in zip(records, areas_of) if "rl" in a}
+        rl_ids = {r["paper"]["id"] for r, a in zip(records, areas_of, strict=True) if "rl" in a}
         assert set(shown) == rl_ids
         marks = page.locator('article[data-id="hostile"] mark.sel').all_text_contents()
         assert "multi-agent reinforcement learning" in [m.lower() for m in marks]
 
         # Every highlighted piece is the text at its evidence offsets.
         first = next(r for r in records if r["paper"]["id"] == shown[0])
-        evidence_text = {first["paper"]["abstract"][e["start"]:e["end"]] for t in first["tags"]
-                         for e in t["evidence"] if e["field"] == "abstract"}
+        evidence_text = {
+            first["paper"]["abstract"][e["start"] : e["end"]]
+            for t in first["tags"]
+            for e in t["evidence"]
+            if e["field"] == "abstract"
+        }
         pieces = page.locator(f'article[data-id="{shown[0]}"] .abstract mark').all_text_contents()
         assert pieces and all(any(p in text for text in evidence_text) for p in pieces)
 
@@ -195,4 +253,6 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         page.screenshot(path=str(screenshot))
         assert problems == []
         browser.close()
-    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
+    assert (
+        screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
+    )

@@ -14,10 +14,12 @@ from tagger.run import RunWarning
 
 from .conftest import MINI_TAXONOMY
 
-PAPERS = ('{"id": "a", "abstract": "Reinforcement learning with policy gradient."}\n'
-          '{"id": "b", "abstract": ""}\n'
-          '{"id": "c", "abstract": "Graph neural networks (GNNs) for molecules."}\n'
-          '{"id": "a", "abstract": "Multi-agent reinforcement learning (MARL) again."}\n')
+PAPERS = (
+    '{"id": "a", "abstract": "Reinforcement learning with policy gradient."}\n'
+    '{"id": "b", "abstract": ""}\n'
+    '{"id": "c", "abstract": "Graph neural networks (GNNs) for molecules."}\n'
+    '{"id": "a", "abstract": "Multi-agent reinforcement learning (MARL) again."}\n'
+)
 
 
 @pytest.fixture
@@ -33,19 +35,33 @@ def test_a_run_from_python_reports_rejects_and_repeated_ids(fast_tagger, tmp_pat
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         summary = tag_files(fast_tagger, [papers], out, errors=errors)
-    assert summary == RunSummary(tagged=3, rejected=1, duplicates=1, output=str(out),
-                                 errors=str(errors))
-    assert str(summary) == (f"tagged 3 papers to {out} (1 with an id seen before), 1 rejected: "
-                            f"see {errors}")
+    assert summary == RunSummary(
+        tagged=3, rejected=1, duplicates=1, output=str(out), errors=str(errors)
+    )
+    assert str(summary) == (
+        f"tagged 3 papers to {out} (1 with an id seen before), 1 rejected: see {errors}"
+    )
     assert [r["paper"]["id"] for r in map(json.loads, out.read_text().splitlines())] == [
-        "a", "c", "a"]
+        "a",
+        "c",
+        "a",
+    ]
     assert [json.loads(line) for line in errors.read_text().splitlines()] == [
-        {"source": str(papers), "line": 2, "record": None, "id": "b",
-         "reason": "the abstract is empty"}]
+        {
+            "source": str(papers),
+            "line": 2,
+            "record": None,
+            "id": "b",
+            "reason": "the abstract is empty",
+        }
+    ]
     assert [(w.category, str(w.message)) for w in caught] == [
         (RunWarning, f"skipped {papers} line 2: the abstract is empty"),
-        (RunWarning, "paper id 'a' appears again; both records are tagged and kept, in input "
-                     "order")]
+        (
+            RunWarning,
+            "paper id 'a' appears again; both records are tagged and kept, in input order",
+        ),
+    ]
 
 
 def test_a_run_writes_to_a_stream_and_passes_warnings_to_a_callback(fast_tagger, tmp_path):

@@ -8,8 +8,10 @@ import tagger.spacy_component  # noqa: F401  (registers the factory)
 
 from .conftest import MINI_TAXONOMY
 
-TEXT = ("Multi-agent reinforcement learning (MARL) is hard. We use graph neural networks (GNNs) "
-        "with message passing, and our MARL agents coordinate.")
+TEXT = (
+    "Multi-agent reinforcement learning (MARL) is hard. We use graph neural networks (GNNs) "
+    "with message passing, and our MARL agents coordinate."
+)
 
 
 def test_component_puts_tags_keyphrases_and_evidence_spans_on_the_doc():
@@ -21,8 +23,10 @@ def test_component_puts_tags_keyphrases_and_evidence_spans_on_the_doc():
     assert doc._.keyphrases and doc._.keyphrases[0].normalized
     spans = doc.spans["area_evidence"]
     assert {(span.text, span.label_) for span in spans} >= {
-        ("Multi-agent reinforcement learning", "rl.multi-agent"), ("MARL", "rl.multi-agent"),
-        ("graph neural networks", "graphs.gnn")}
+        ("Multi-agent reinforcement learning", "rl.multi-agent"),
+        ("MARL", "rl.multi-agent"),
+        ("graph neural networks", "graphs.gnn"),
+    }
     docs = list(nlp.pipe([TEXT, "", "We bake bread."]))
     assert [bool(d._.area_tags) for d in docs] == [True, False, False]
     assert [t.id for t in docs[0]._.area_tags] == ids

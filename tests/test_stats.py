@@ -18,14 +18,19 @@ def _tagged(tmp_path):
         ("ICLR", [["graphs"], ["graphs", "graphs.gnn"]]),
         ("ICLR", []),
     ]
-    return write_tagged(tmp_path / "tagged.jsonl", [
-        tagged_record(str(i), paths, venue=venue, year=2025)
-        for i, (venue, paths) in enumerate(rows)])
+    return write_tagged(
+        tmp_path / "tagged.jsonl",
+        [
+            tagged_record(str(i), paths, venue=venue, year=2025)
+            for i, (venue, paths) in enumerate(rows)
+        ],
+    )
 
 
 def test_stats_json_counts(tmp_path):
-    result = CliRunner().invoke(main, ["stats", str(_tagged(tmp_path)), "--json",
-                                       "--taxonomy", str(MINI_TAXONOMY)])
+    result = CliRunner().invoke(
+        main, ["stats", str(_tagged(tmp_path)), "--json", "--taxonomy", str(MINI_TAXONOMY)]
+    )
     assert result.exit_code == 0, result.stderr
     stats = json.loads(result.stdout)
     assert (stats["papers"], stats["untagged"]) == (4, 1)
@@ -42,18 +47,21 @@ def test_stats_json_counts(tmp_path):
 
 def test_stats_reads_stdin(tmp_path):
     path = _tagged(tmp_path)
-    from_file = CliRunner().invoke(main, ["stats", str(path), "--json",
-                                          "--taxonomy", str(MINI_TAXONOMY)])
-    piped = CliRunner().invoke(main, ["stats", "-", "--json", "--taxonomy", str(MINI_TAXONOMY)],
-                               input=path.read_bytes())
+    from_file = CliRunner().invoke(
+        main, ["stats", str(path), "--json", "--taxonomy", str(MINI_TAXONOMY)]
+    )
+    piped = CliRunner().invoke(
+        main, ["stats", "-", "--json", "--taxonomy", str(MINI_TAXONOMY)], input=path.read_bytes()
+    )
     assert piped.exit_code == 0
     assert json.loads(piped.stdout) == json.loads(from_file.stdout)
     assert json.loads(piped.stdout)["papers"] == 4
 
 
 def test_stats_table_and_bad_input(tmp_path):
-    result = CliRunner().invoke(main, ["stats", str(_tagged(tmp_path)),
-                                       "--taxonomy", str(MINI_TAXONOMY)])
+    result = CliRunner().invoke(
+        main, ["stats", str(_tagged(tmp_path)), "--taxonomy", str(MINI_TAXONOMY)]
+    )
     lines = result.stdout.splitlines()
     assert lines[0] == "4 papers, 1 with no tag"
     assert lines[3].split()[:3] == ["rl", "2", "50.0%"]
@@ -63,4 +71,7 @@ def test_stats_table_and_bad_input(tmp_path):
     bad.write_text('{"abstract": "x"}\n')
     result = CliRunner().invoke(main, ["stats", str(bad), "--taxonomy", str(MINI_TAXONOMY)])
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {bad} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    assert (
+        result.stderr
+        == f"Error: {bad} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    )

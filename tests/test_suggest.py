@@ -22,9 +22,13 @@ from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 
 def _record(i, phrases, score=None, root="rl"):
-    return tagged_record(f"p{i:02d}", [] if score is None else [([root], score)],
-                         title=f"Paper {i}", abstract="...",
-                         keyphrases=[(p, _normalized(p)) for p in phrases])
+    return tagged_record(
+        f"p{i:02d}",
+        [] if score is None else [([root], score)],
+        title=f"Paper {i}",
+        abstract="...",
+        keyphrases=[(p, _normalized(p)) for p in phrases],
+    )
 
 
 def _normalized(phrase):
@@ -34,18 +38,51 @@ def _normalized(phrase):
 
 def _corpus():
     strong = [_record(i, ["reward shaping", "deep neural networks"], 0.9, "rl") for i in range(5)]
-    strong += [_record(i, ["node classification", "deep neural networks"], 0.9, "graphs")
-               for i in range(5, 10)]
+    strong += [
+        _record(i, ["node classification", "deep neural networks"], 0.9, "graphs")
+        for i in range(5, 10)
+    ]
     weak = [
-        _record(10, ["graph attention network", "protein structure prediction", "Protein",
-                     "attention-based graph neural network"]),
-        _record(11, ["graph attention model", "protein structure prediction",
-                     "multi-agent systems", "deep neural networks"], 0.3),
-        _record(12, ["graph attention network", "protein structure prediction", "Protein",
-                     "attention-based graph neural network",
-                     "multi-agent system", "deep neural networks"]),
-        _record(13, ["multi-agent system", "Protein", "node classification",
-                     "attention-based graph neural network"], 0.4),
+        _record(
+            10,
+            [
+                "graph attention network",
+                "protein structure prediction",
+                "Protein",
+                "attention-based graph neural network",
+            ],
+        ),
+        _record(
+            11,
+            [
+                "graph attention model",
+                "protein structure prediction",
+                "multi-agent systems",
+                "deep neural networks",
+            ],
+            0.3,
+        ),
+        _record(
+            12,
+            [
+                "graph attention network",
+                "protein structure prediction",
+                "Protein",
+                "attention-based graph neural network",
+                "multi-agent system",
+                "deep neural networks",
+            ],
+        ),
+        _record(
+            13,
+            [
+                "multi-agent system",
+                "Protein",
+                "node classification",
+                "attention-based graph neural network",
+            ],
+            0.4,
+        ),
     ]
     return strong + weak
 
@@ -63,34 +100,46 @@ def test_suggestions_from_a_small_corpus(embedder):
     # No area is near: a new root area, with the papers that motivate it.
     [new] = result.new_areas
     assert (new.label, new.new_id, new.papers) == (
-        "protein structure prediction", "protein_structure_prediction", ["p10", "p11", "p12"])
+        "protein structure prediction",
+        "protein_structure_prediction",
+        ["p10", "p11", "p12"],
+    )
     assert new.similarity < 0.5
     # Left out: 'multi-agent system' (already an alias), 'Protein' (one ordinary word),
     # 'attention-based graph neural network' (an alias matches part of it),
     # 'deep neural networks' (as common in well-tagged papers), 'node classification' (1 weak).
     listed = {p for g in result.aliases + result.new_areas for p in g.phrases}
-    assert listed == {"graph attention model", "graph attention network",
-                      "protein structure prediction"}
+    assert listed == {
+        "graph attention model",
+        "graph attention network",
+        "protein structure prediction",
+    }
 
 
 def test_phrases_of_generic_words_are_left_out(embedder):
     """'model training' is made of words most of the corpus uses: not a gap, however frequent."""
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     records = [_record(i, ["reward shaping"], 0.9) for i in range(20)]
-    records += [_record(i, ["model training", "learning models", "protein structure prediction"])
-                for i in range(20, 23)]
+    records += [
+        _record(i, ["model training", "learning models", "protein structure prediction"])
+        for i in range(20, 23)
+    ]
     for record in records:
         record.paper.abstract = "We study model training and learning models."
     result = suggest(records, taxonomy, embedder)
     assert [g.phrases for g in result.aliases + result.new_areas] == [
-        ["protein structure prediction"]]
+        ["protein structure prediction"]
+    ]
     assert (result.frequent, result.generic) == (1, 0)
     # The same corpus with abstracts that do not use those words everywhere: they come back.
     for record in records[:20]:
         record.paper.abstract = "Agents act."
     result = suggest(records, taxonomy, embedder)
     assert {p for g in result.aliases + result.new_areas for p in g.phrases} == {
-        "model training", "learning model", "protein structure prediction"}
+        "model training",
+        "learning model",
+        "protein structure prediction",
+    }
 
 
 def test_the_snippet_is_yaml_that_merges_into_the_taxonomy(embedder):
@@ -98,10 +147,9 @@ def test_the_snippet_is_yaml_that_merges_into_the_taxonomy(embedder):
     result = suggest(_corpus(), taxonomy, embedder, alias_similarity=0.55)
     snippet = render_yaml(result, taxonomy)
     parsed = yaml.safe_load(snippet)
-    assert parsed["aliases"] == {"graphs.gnn": ["graph attention network",
-                                                "graph attention model"]}
+    assert parsed["aliases"] == {"graphs.gnn": ["graph attention network", "graph attention model"]}
     assert "graph attention network  # 3 papers (p10, p11, p12); 0." in snippet
-    assert "#   p11  \"Paper 11\"" in snippet
+    assert '#   p11  "Paper 11"' in snippet
     raw = yaml.safe_load(MINI_TAXONOMY.read_text())
     by_id = {a["id"]: a for a in raw["areas"]}
     for area_id, phrases in parsed["aliases"].items():
@@ -130,17 +178,30 @@ def test_any_phrase_reads_back_from_the_yaml(text):
 def test_suggest_command(tmp_path):
     path = write_tagged(tmp_path / "tagged.jsonl", _corpus())
     runner = CliRunner()
-    result = runner.invoke(main, ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY),
-                                  "--alias-similarity", "0.55", "--json"])
+    result = runner.invoke(
+        main,
+        [
+            "suggest",
+            str(path),
+            "--taxonomy",
+            str(MINI_TAXONOMY),
+            "--alias-similarity",
+            "0.55",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert [(a["area"], a["papers"]) for a in data["aliases"]] == [
-        ("graphs.gnn", ["p10", "p11", "p12"])]
+        ("graphs.gnn", ["p10", "p11", "p12"])
+    ]
     assert [(a["id"], a["parent"]) for a in data["new_areas"]] == [
-        ("protein_structure_prediction", None)]
+        ("protein_structure_prediction", None)
+    ]
 
-    result = runner.invoke(main, ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY),
-                                  "--min-papers", "4"])
+    result = runner.invoke(
+        main, ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY), "--min-papers", "4"]
+    )
     assert result.exit_code == 0
     assert yaml.safe_load(result.stdout) == {"aliases": {}, "new_areas": []}
 
@@ -148,5 +209,6 @@ def test_suggest_command(tmp_path):
     plain.write_text('{"abstract": "not tagged yet"}\n')
     result = runner.invoke(main, ["suggest", str(plain)])
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: {plain} line 1: not a line of tagged JSONL "
-                             "(run `tagger tag` first)\n")
+    assert result.stderr == (
+        f"Error: {plain} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    )

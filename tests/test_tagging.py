@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
 from tagger import Paper
 from tagger.config import TaggerConfig
 from tagger.matching import Hit
@@ -18,10 +16,12 @@ from .conftest import MINI_TAXONOMY
 
 MARL = Paper(
     title="Scalable Multi-Agent Reinforcement Learning with Graph Neural Networks",
-    abstract=("Multi-agent reinforcement learning (MARL) is hard when agents must coordinate. "
-              "We model agents as nodes and use graph neural networks (GNNs) with message passing "
-              "to share information. Our MARL method scales. Experiments show our GNN-based "
-              "policy gradient beats baselines."),
+    abstract=(
+        "Multi-agent reinforcement learning (MARL) is hard when agents must coordinate. "
+        "We model agents as nodes and use graph neural networks (GNNs) with message passing "
+        "to share information. Our MARL method scales. Experiments show our GNN-based "
+        "policy gradient beats baselines."
+    ),
 )
 
 
@@ -29,7 +29,7 @@ def _evidence_slices(tagged):
     for tag in tagged.tags:
         for ev in tag.evidence:
             source = tagged.paper.title if ev.field == "title" else tagged.paper.abstract
-            yield ev, source[ev.start:ev.end]
+            yield ev, source[ev.start : ev.end]
 
 
 def test_multi_agent_rl_is_tagged_with_its_parent_and_exact_evidence(hash_tagger):
@@ -54,17 +54,24 @@ def test_multi_agent_rl_is_tagged_with_its_parent_and_exact_evidence(hash_tagger
 
 
 def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
-    tagged = hash_tagger.tag(Paper(abstract=(
-        "We study RLHF pipelines and the word marl in lower case, and a control problem "
-        "posed as an MDP with a reward function.")))
+    tagged = hash_tagger.tag(
+        Paper(
+            abstract=(
+                "We study RLHF pipelines and the word marl in lower case, and a control problem "
+                "posed as an MDP with a reward function."
+            )
+        )
+    )
     rl = next(tag for tag in tagged.tags if tag.id == "rl")
     assert [(ev.rule, ev.text) for ev in rl.evidence if ev.kind == "acronym"] == [("MDP", "MDP")]
     assert not any(tag.id == "rl.multi-agent" for tag in tagged.tags)
 
 
 def test_exclusion_vetoes_the_hit_it_overlaps(hash_tagger):
-    abstract = ("We compile the computation graph of a network and schedule its kernels. "
-                "A graph learning view helps.")
+    abstract = (
+        "We compile the computation graph of a network and schedule its kernels. "
+        "A graph learning view helps."
+    )
     tagged = hash_tagger.tag(Paper(abstract=abstract))
     rules = [ev.text for tag in tagged.tags for ev in tag.evidence]
     assert "computation graph" not in " ".join(rules)
@@ -78,14 +85,16 @@ def test_a_paper_with_no_evidence_gets_an_empty_list(hash_tagger):
 
 
 def test_regex_rule_and_hyphen_variants(hash_tagger):
-    tagged = hash_tagger.tag(Paper(abstract=(
-        "Message-passing layers and Q learning agents; we also use q-learning.")))
+    tagged = hash_tagger.tag(
+        Paper(abstract=("Message-passing layers and Q learning agents; we also use q-learning."))
+    )
     evidence = {(ev.kind, ev.text) for tag in tagged.tags for ev in tag.evidence}
     assert ("pattern", "Message-passing") in evidence
     assert ("alias", "Q learning") in evidence and ("alias", "q-learning") in evidence
 
 
 # --- scoring, as a unit: hand-made hits, no model ----------------------------------------------
+
 
 def _hits_and_analysis(nlp, title, abstract, spans):
     analysis = analyse(nlp(paper_text(title, abstract)), title)
@@ -101,13 +110,20 @@ def test_central_evidence_outscores_a_passing_mention(nlp):
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     config = TaggerConfig(min_score=0.0)
     title = "Graph learning for control"
-    abstract = ("Graph learning helps. We extend it. Unlike prior work on reinforcement learning, "
-                "we use graph learning again.")
-    analysis, hits = _hits_and_analysis(nlp, title, abstract, [
-        ("graphs", "title", "Graph learning", 0),
-        ("graphs", "abstract", "Graph learning", 0),
-        ("rl", "abstract", "reinforcement learning", 2),
-    ])
+    abstract = (
+        "Graph learning helps. We extend it. Unlike prior work on reinforcement learning, "
+        "we use graph learning again."
+    )
+    analysis, hits = _hits_and_analysis(
+        nlp,
+        title,
+        abstract,
+        [
+            ("graphs", "title", "Graph learning", 0),
+            ("graphs", "abstract", "Graph learning", 0),
+            ("rl", "abstract", "reinforcement learning", 2),
+        ],
+    )
     tags = {t.id: t for t in score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=config)}
     saturation = TaggerConfig().saturation
     assert tags["graphs"].score == round(1 - math.exp(-(2.0 + 0.75) / saturation), 4)
@@ -118,22 +134,46 @@ def test_central_evidence_outscores_a_passing_mention(nlp):
 
 def test_min_score_and_max_tags_are_applied(nlp):
     taxonomy = load_taxonomy(MINI_TAXONOMY)
-    analysis, hits = _hits_and_analysis(nlp, None, "graph learning and reinforcement learning", [
-        ("graphs", "abstract", "graph learning", 0), ("rl", "abstract", "reinforcement learning", 0)])
-    all_tags = score_hits(hits, analysis, taxonomy, n_keyphrases=0,
-                          config=TaggerConfig(min_score=0))
+    analysis, hits = _hits_and_analysis(
+        nlp,
+        None,
+        "graph learning and reinforcement learning",
+        [
+            ("graphs", "abstract", "graph learning", 0),
+            ("rl", "abstract", "reinforcement learning", 0),
+        ],
+    )
+    all_tags = score_hits(
+        hits, analysis, taxonomy, n_keyphrases=0, config=TaggerConfig(min_score=0)
+    )
     assert len(all_tags) == 2
-    assert len(score_hits(hits, analysis, taxonomy, n_keyphrases=0,
-                          config=TaggerConfig(min_score=0, max_tags=1))) == 1
-    assert score_hits(hits, analysis, taxonomy, n_keyphrases=0,
-                      config=TaggerConfig(min_score=0.99)) == []
+    assert (
+        len(
+            score_hits(
+                hits,
+                analysis,
+                taxonomy,
+                n_keyphrases=0,
+                config=TaggerConfig(min_score=0, max_tags=1),
+            )
+        )
+        == 1
+    )
+    assert (
+        score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=TaggerConfig(min_score=0.99))
+        == []
+    )
 
 
 def test_every_scoring_setting_is_reachable(nlp):
     """A setting of TaggerConfig changes the score it is documented to change."""
     taxonomy = load_taxonomy(MINI_TAXONOMY)
-    analysis, hits = _hits_and_analysis(nlp, "Graph learning", "Graph learning is used.", [
-        ("graphs", "title", "Graph learning", 0), ("graphs", "abstract", "Graph learning", 0)])
+    analysis, hits = _hits_and_analysis(
+        nlp,
+        "Graph learning",
+        "Graph learning is used.",
+        [("graphs", "title", "Graph learning", 0), ("graphs", "abstract", "Graph learning", 0)],
+    )
 
     def score(**settings):
         config = TaggerConfig(min_score=0, **settings)
@@ -158,8 +198,9 @@ def test_a_pattern_that_runs_too_long_is_skipped_for_that_field_with_a_warning(n
     from tagger.taxonomy import parse_taxonomy
 
     pattern = r"(?:[a-z]+ ?){1,40}\d"  # the regex engine takes minutes on 'abc abc ... abc'
-    taxonomy = parse_taxonomy('version: "1"\nareas:\n  - id: x\n    name: X\n'
-                              f"    patterns: ['{pattern}']\n")
+    taxonomy = parse_taxonomy(
+        f"version: \"1\"\nareas:\n  - id: x\n    name: X\n    patterns: ['{pattern}']\n"
+    )
     title, abstract = "abc 1", "abc " * 300
     started = time.monotonic()
     with warnings.catch_warnings(record=True) as caught:
@@ -169,4 +210,5 @@ def test_a_pattern_that_runs_too_long_is_skipped_for_that_field_with_a_warning(n
     assert [(h.field, h.start, h.end) for h in hits] == [("title", 0, 5)]
     assert [str(w.message) for w in caught] == [
         f"pattern {pattern!r} of area 'x' ran over {PATTERN_TIMEOUT} s on one paper and was "
-        "skipped for it (`tagger taxonomy lint` flags patterns that backtrack)"]
+        "skipped for it (`tagger taxonomy lint` flags patterns that backtrack)"
+    ]

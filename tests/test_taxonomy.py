@@ -23,31 +23,62 @@ def _errors(text: str) -> list[str]:
     return caught.value.problems
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    # a typo in a field name: the line, and the fix
-    (GOOD_AREA + "  - id: rl.offline\n    name: Offline RL\n    parent: rl\n    alias: [x]\n",
-     "t.yaml line 11: area 'rl.offline', field 'alias': unknown field (did you mean 'aliases'?)"),
-    (GOOD_AREA + "  - id: rl.offline\n    name: Offline RL\n    parent: rl.x\n",
-     "t.yaml line 10: area 'rl.offline' names parent 'rl.x', which does not exist (did you mean 'rl'?)"),
-    (GOOD_AREA + "  - id: rl\n    name: Again\n",
-     "t.yaml line 8: area id 'rl' is used twice (first on line 3); ids must be unique"),
-    (GOOD_AREA + "  - id: x\n    name: X\n    patterns: ['(unclosed']\n",
-     "t.yaml line 10: area 'x', field 'patterns': regular expression '(unclosed' does not compile"),
-    (GOOD_AREA + "  - id: x\n    name: X\n    crosswalk: {iclr: [reinforcment learning]}\n",
-     "t.yaml line 10: area 'x': 'reinforcment learning' is not one of the iclr labels (did you "
-     "mean 'reinforcement learning'?)"),
-    (GOOD_AREA + "  - id: x\n    name: X\n    crosswalk:\n      icml: [Deep Learning]\n"
-     "      iclrr: [reinforcement learning]\n",
-     "t.yaml line 12: area 'x': crosswalk scheme 'iclrr' is not one of iclr, icml, iclr_topic "
-     "(did you mean 'iclr'?)"),
-    (GOOD_AREA + "  - id: Bad Id\n    name: X\n",
-     "t.yaml line 8: area 'Bad Id', field 'id': area id 'Bad Id' must be lower-case"),
-    (GOOD_AREA + "  - id: x\n", "t.yaml line 8: area 'x', field 'name': required field is missing"),
-    (GOOD_AREA + "  - id: a\n    name: A\n    parent: b\n  - id: b\n    name: B\n    parent: a\n",
-     "area 'a' is its own ancestor (a -> b -> a); parents must form a tree"),
-    (GOOD_AREA + "  - id: x\n    name: X\n    acronyms: [two words]\n",
-     "acronym 'two words' must be one word"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # a typo in a field name: the line, and the fix
+        (
+            GOOD_AREA
+            + "  - id: rl.offline\n    name: Offline RL\n    parent: rl\n    alias: [x]\n",
+            "t.yaml line 11: area 'rl.offline', field 'alias': unknown field (did you mean "
+            "'aliases'?)",
+        ),
+        (
+            GOOD_AREA + "  - id: rl.offline\n    name: Offline RL\n    parent: rl.x\n",
+            "t.yaml line 10: area 'rl.offline' names parent 'rl.x', which does not exist (did you "
+            "mean 'rl'?)",
+        ),
+        (
+            GOOD_AREA + "  - id: rl\n    name: Again\n",
+            "t.yaml line 8: area id 'rl' is used twice (first on line 3); ids must be unique",
+        ),
+        (
+            GOOD_AREA + "  - id: x\n    name: X\n    patterns: ['(unclosed']\n",
+            "t.yaml line 10: area 'x', field 'patterns': regular expression '(unclosed' does not "
+            "compile",
+        ),
+        (
+            GOOD_AREA + "  - id: x\n    name: X\n    crosswalk: {iclr: [reinforcment learning]}\n",
+            "t.yaml line 10: area 'x': 'reinforcment learning' is not one of the iclr labels (did "
+            "you "
+            "mean 'reinforcement learning'?)",
+        ),
+        (
+            GOOD_AREA + "  - id: x\n    name: X\n    crosswalk:\n      icml: [Deep Learning]\n"
+            "      iclrr: [reinforcement learning]\n",
+            "t.yaml line 12: area 'x': crosswalk scheme 'iclrr' is not one of iclr, icml, "
+            "iclr_topic "
+            "(did you mean 'iclr'?)",
+        ),
+        (
+            GOOD_AREA + "  - id: Bad Id\n    name: X\n",
+            "t.yaml line 8: area 'Bad Id', field 'id': area id 'Bad Id' must be lower-case",
+        ),
+        (
+            GOOD_AREA + "  - id: x\n",
+            "t.yaml line 8: area 'x', field 'name': required field is missing",
+        ),
+        (
+            GOOD_AREA
+            + "  - id: a\n    name: A\n    parent: b\n  - id: b\n    name: B\n    parent: a\n",
+            "area 'a' is its own ancestor (a -> b -> a); parents must form a tree",
+        ),
+        (
+            GOOD_AREA + "  - id: x\n    name: X\n    acronyms: [two words]\n",
+            "acronym 'two words' must be one word",
+        ),
+    ],
+)
 def test_broken_taxonomy_errors_name_line_and_fix(body, expected):
     problems = _errors('version: "1"\nareas:\n' + body)
     assert any(expected in problem for problem in problems), problems
@@ -73,14 +104,27 @@ def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():
     assert max(len(taxonomy.path(a.id)) for a in taxonomy.areas) >= 2
     for area in taxonomy.areas:  # every area maps into every scheme, itself or through a parent
         assert set(taxonomy.crosswalk(area.id)) == set(schemes()), area.id
-    used = {scheme: {label for area in taxonomy.areas
-                     for label in area.crosswalk.get(scheme, [])} for scheme in schemes()}
+    used = {
+        scheme: {label for area in taxonomy.areas for label in area.crosswalk.get(scheme, [])}
+        for scheme in schemes()
+    }
     assert set(schemes()["iclr"].labels) <= used["iclr"]
     icml_areas = {label.split("->")[0] for label in schemes()["icml"].labels}
     assert icml_areas <= {label.split("->")[0] for label in used["icml"]}
-    for wanted in ["rl.offline", "rl.multi_agent", "rl.model_based", "theory.bandits",
-                   "llm.alignment", "llm.reasoning", "llm.efficiency", "llm.agents",
-                   "llm.evaluation", "llm.rag", "graph.gnn", "graph.theory"]:
+    for wanted in [
+        "rl.offline",
+        "rl.multi_agent",
+        "rl.model_based",
+        "theory.bandits",
+        "llm.alignment",
+        "llm.reasoning",
+        "llm.efficiency",
+        "llm.agents",
+        "llm.evaluation",
+        "llm.rag",
+        "graph.gnn",
+        "graph.theory",
+    ]:
         assert wanted in taxonomy.by_id, wanted
 
 

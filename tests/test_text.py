@@ -7,13 +7,26 @@ import pytest
 from tagger.text import analyse, find_acronyms, normalize_word, paper_text, tokenize_phrase
 
 
-@pytest.mark.parametrize(("word", "expected"), [
-    ("Networks", "network"), ("policies", "policy"), ("processes", "process"),
-    ("approaches", "approach"), ("databases", "database"), ("LLMs", "llm"),
-    ("physics", "physics"), ("analysis", "analysis"), ("learning", "learning"),
-    ("series", "series"), ("biases", "bias"), ("matrices", "matrix"), ("corpus", "corpus"),
-    ("GPT-4", "gpt-4"), ("ＧＮＮs", "gnn"),
-])
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("Networks", "network"),
+        ("policies", "policy"),
+        ("processes", "process"),
+        ("approaches", "approach"),
+        ("databases", "database"),
+        ("LLMs", "llm"),
+        ("physics", "physics"),
+        ("analysis", "analysis"),
+        ("learning", "learning"),
+        ("series", "series"),
+        ("biases", "bias"),
+        ("matrices", "matrix"),
+        ("corpus", "corpus"),
+        ("GPT-4", "gpt-4"),
+        ("ＧＮＮs", "gnn"),
+    ],
+)
 def test_normalize_word(word, expected):
     assert normalize_word(word) == expected
 
@@ -29,7 +42,7 @@ def test_analysis_maps_offsets_back_to_title_and_abstract(nlp):
     analysis = analyse(nlp(paper_text(title, abstract)), title)
     for word in analysis.words:
         source = title if word.field == "title" else abstract
-        assert source[word.start:word.end] == word.text
+        assert source[word.start : word.end] == word.text
     assert [w.text for w in analysis.words if w.field == "title"] == ["Multi", "Agent", "RL"]
     assert [w.joined for w in analysis.words[:2]] == [False, True]
     # the glued bracket is split: 'models(LLMs' would hide the acronym
@@ -39,8 +52,10 @@ def test_analysis_maps_offsets_back_to_title_and_abstract(nlp):
 
 
 def test_acronym_definitions_found_and_false_ones_refused(nlp):
-    text = ("We study graph neural networks (GNNs) and multi-agent reinforcement learning (MARL). "
-            "This works well (BEST) on large language models (LLMs).")
+    text = (
+        "We study graph neural networks (GNNs) and multi-agent reinforcement learning (MARL). "
+        "This works well (BEST) on large language models (LLMs)."
+    )
     analysis = analyse(nlp(text), None)
     assert analysis.acronyms == {
         "GNN": ("graph", "neural", "network"),
