@@ -16,75 +16,84 @@ from typing import Any
 
 import click
 
-from .config import TaggerConfig
+from .config import Settings, SuggestConfig, TaggerConfig
 from .errors import TaggerError
+from .query import FORMATS
+from .readers import FORMATS as READ_FORMATS
 from .schemes import schemes
 
-FILE_HELP = "FILE is tagged output (`tagger tag`), or - for stdin."
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-def _example(*commands: str) -> str:
-    """A help epilog: the runnable example every command's help ends with."""
-    return "\b\nExample:\n" + "\n".join(f"  {command}" for command in commands)
+class _Commands(click.Group):
+    """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, Ctrl-C
+    exit code 130, and a closed stdout (`tagger ... | head`) a quiet end, for every command."""
 
-
-def taxonomy_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--taxonomy FILE, shared by every command that uses a taxonomy."""
-    return click.option(
-        "--taxonomy",
-        "taxonomy_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        metavar="FILE",
-        help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.",
-    )(command)
-
-
-def config_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Options for settings of TaggerConfig, with its defaults, ranges and help."""
-    defaults = TaggerConfig()
-
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        for name in reversed(names):
-            field = next(f for f in dataclasses.fields(TaggerConfig) if f.name == name)
-            low, high = field.metadata["minimum"], field.metadata["maximum"]
-            kind = click.IntRange(low, high) if field.type == "int" else click.FloatRange(low, high)
-            command = click.option(
-                f"--{name.replace('_', '-')}",
-                name,
-                type=kind,
-                default=getattr(defaults, name),
-                show_default=True,
-                help=TaggerConfig.help(name),
-            )(command)
-        return command
-
-    return decorate
-
-
-def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """TaggerError becomes 'Error: ...' on stderr and exit code 1; a closed stdout ends quietly."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:
         try:
-            return command(*args, **kwargs)
+            return super().invoke(ctx)
         except TaggerError as exc:
             for line in str(exc).splitlines():
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             click.echo(
-                "Interrupted. Lines already written are complete; `tagger tag ... -o FILE "
-                "--resume` continues a run.",
+                "Interrupted. Lines already written are complete; `tagger tag ... "
+                "-o FILE --resume` continues a run.",
                 err=True,
             )
             sys.exit(130)
         except BrokenPipeError:
-            sys.stderr.close()  # `tagger ... | head`: the reader left, nothing is wrong
+            sys.stderr.close()  # the reader left, nothing is wrong
             sys.exit(0)
 
-    return wrapper
+
+def _example(*commands: str) -> dict[str, str]:
+    """A help epilog: the runnable example every command's help ends with."""
+    return {"epilog": "\b\nExample:\n" + "\n".join(f"  {command}" for command in commands)}
+
+
+def settings_options(settings: type[Settings], *names: str) -> Decorator:
+    """An option for each named setting (all by default), with its default, range and help; the
+    command receives them together as ``config``, a ``settings`` object."""
+    defaults = settings()
+    fields = [settings.field(name) for name in names] or dataclasses.fields(settings)
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def with_config(*args: Any, **kwargs: Any) -> Any:
+            values = {field.name: kwargs.pop(field.name) for field in fields}
+            return command(*args, config=settings(**values), **kwargs)
+
+        for field in reversed(fields):
+            low, high = field.metadata["minimum"], field.metadata["maximum"]
+            kind = click.IntRange(low, high) if field.type == "int" else click.FloatRange(low, high)
+            name = f"--{field.name.replace('_', '-')}"
+            default, help = getattr(defaults, field.name), field.metadata["help"]
+            with_config = click.option(
+                name, field.name, type=kind, default=default, show_default=True, help=help
+            )(with_config)
+        return with_config
+
+    return decorate
+
+
+taxonomy_option = click.option(
+    "--taxonomy",
+    "taxonomy_path",
+    type=FILE,
+    metavar="FILE",
+    help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.",
+)
+tagged_argument = click.argument("tagged", metavar="FILE")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def _print_json(data: Any) -> None:
+    import orjson
+
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
 def _warning(message: str) -> None:
@@ -92,8 +101,9 @@ def _warning(message: str) -> None:
 
 
 @click.group(
+    cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=_example(
+    **_example(
         "tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
         "tagger filter tagged.jsonl --area rl",
     ),
@@ -107,25 +117,18 @@ def main() -> None:
     """
 
 
-@main.command(epilog=_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
+@main.command(**_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write JSONL here instead of stdout.",
-)
+@click.option("-o", "--output", type=FILE, help="Write JSONL here instead of stdout.")
 @click.option(
     "--format",
-    "input_format",
     default="auto",
     show_default=True,
-    type=click.Choice(["auto", "text", "jsonl", "json", "csv"]),
+    type=click.Choice(["auto", *READ_FORMATS]),
     help="Input format; auto guesses from the file.",
 )
 @taxonomy_option
-@config_options("top_n", "diversity", "min_score", "max_tags", "batch_size")
+@settings_options(TaggerConfig, "top_n", "diversity", "min_score", "max_tags", "batch_size")
 @click.option(
     "-w",
     "--workers",
@@ -135,11 +138,7 @@ def main() -> None:
     help="Processes tagging in parallel; output is identical for any number.",
 )
 @click.option(
-    "--errors",
-    "errors_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write rejected records here as JSONL (source, line, reason).",
+    "--errors", type=FILE, help="Write rejected records here as JSONL (source, line, reason)."
 )
 @click.option(
     "--resume",
@@ -151,17 +150,14 @@ def main() -> None:
     default=None,
     help="Progress bar on stderr. Default: when stderr is a terminal.",
 )
-@reports_errors
 def tag(
     inputs: tuple[str, ...],
     output: Path | None,
-    input_format: str,
     taxonomy_path: Path | None,
-    workers: int,
-    errors_path: Path | None,
-    resume: bool,
+    config: TaggerConfig,
+    format: str,
     progress: bool | None,
-    **settings: Any,
+    **run: Any,
 ) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
@@ -173,19 +169,17 @@ def tag(
     from .pipeline import Tagger
     from .run import tag_files
 
-    if resume and output is None:
+    if run["resume"] and output is None:
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
-    with Tagger.from_taxonomy(taxonomy_path, TaggerConfig(**settings)) as tagger:
+    with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         summary = tag_files(
             tagger,
             inputs,
             output or sys.stdout.buffer,
-            errors=errors_path,
-            resume=resume,
-            format=None if input_format == "auto" else input_format,
-            workers=workers,
-            progress=sys.stderr.isatty() if progress is None else progress,
             warn=_warning,
+            format=None if format == "auto" else format,
+            progress=sys.stderr.isatty() if progress is None else progress,
+            **run,
         )
     click.echo(str(summary), err=True)
     if summary.rejected:
@@ -194,12 +188,12 @@ def tag(
 
 @main.command(
     name="filter",
-    epilog=_example(
+    **_example(
         "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
         'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --format titles',
     ),
 )
-@click.argument("tagged", metavar="FILE")
+@tagged_argument
 @click.option(
     "--area",
     "areas",
@@ -209,13 +203,11 @@ def tag(
 )
 @click.option(
     "--where",
-    "where",
-    default=None,
     metavar="EXPR",
     help='A boolean expression over area ids: "gnn or (graph and theory)".',
 )
-@click.option("--venue", default=None, help="Only papers of this venue (case-insensitive).")
-@click.option("--year", type=int, default=None, help="Only papers of this year.")
+@click.option("--venue", help="Only papers of this venue (case-insensitive).")
+@click.option("--year", type=int, help="Only papers of this year.")
 @click.option(
     "--min-score",
     type=click.FloatRange(0, 1),
@@ -226,72 +218,35 @@ def tag(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["jsonl", "csv", "ids", "titles"]),
+    type=click.Choice(FORMATS),
     default="jsonl",
     show_default=True,
     help="What to print for each paper kept.",
 )
 @taxonomy_option
-@reports_errors
-def filter_(
-    tagged: str,
-    areas: tuple[str, ...],
-    where: str | None,
-    venue: str | None,
-    year: int | None,
-    min_score: float,
-    output_format: str,
-    taxonomy_path: Path | None,
-) -> None:
+def filter_(tagged: str, output_format: str, taxonomy_path: Path | None, **criteria: Any) -> None:
     """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
-    import csv
-
     from .output import read_tagged_lines
-    from .query import paper_filter
+    from .query import format_selected, paper_filter
     from .taxonomy import load_taxonomy
 
-    keep = paper_filter(
-        load_taxonomy(taxonomy_path).by_id,
-        areas=areas,
-        where=where,
-        venue=venue,
-        year=year,
-        min_score=min_score,
-    )
-    table = csv.writer(sys.stdout, lineterminator="\n") if output_format == "csv" else None
-    if table:
-        table.writerow(["id", "title", "venue", "year", "tags"])
-    for line in read_tagged_lines(tagged):
-        paper = line.record.paper
-        if not keep(line.record):
-            continue
-        if output_format == "jsonl":
-            sys.stdout.buffer.write(line.raw)
-        elif table:
-            table.writerow(
-                [
-                    paper.id,
-                    paper.title or "",
-                    paper.venue or "",
-                    paper.year or "",
-                    ";".join(tag.id for tag in line.record.tags),
-                ]
-            )
-        else:
-            click.echo(paper.id if output_format == "ids" else paper.title or paper.abstract[:100])
+    keep = paper_filter(load_taxonomy(taxonomy_path).by_id, **criteria)
+    kept = (line for line in read_tagged_lines(tagged) if keep(line.record))
+    for output in format_selected(kept, output_format):
+        sys.stdout.buffer.write(output)
     sys.stdout.flush()
 
 
 @main.command(
-    epilog=_example(
+    **_example(
         "tagger stats examples/tagged/icml2025-abstracts.jsonl", "tagger stats tagged.jsonl --json"
     )
 )
-@click.argument("tagged", metavar="FILE")
+@tagged_argument
 @taxonomy_option
 @click.option(
     "--pairs",
@@ -300,8 +255,7 @@ def filter_(
     show_default=True,
     help="How many of the most frequent area pairs to show.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@reports_errors
+@json_option
 def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) -> None:
     """Count a tagged corpus by area: the area tree with papers and shares (per venue when
     there are several), the most frequent pairs of top-level areas, and untagged papers.
@@ -318,20 +272,11 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
         click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
 
 
-@main.command(
-    epilog=_example("tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html")
-)
-@click.argument("tagged", metavar="FILE")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the page here instead of to stdout.",
-)
-@click.option("--title", default=None, help="The page's title. Default: from FILE's name.")
+@main.command(**_example("tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html"))
+@tagged_argument
+@click.option("-o", "--output", type=FILE, help="Write the page here instead of to stdout.")
+@click.option("--title", help="The page's title. Default: from FILE's name.")
 @taxonomy_option
-@reports_errors
 def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: Path | None) -> None:
     """Write one self-contained HTML page about a tagged corpus: papers per area (the tree), a
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
@@ -341,9 +286,8 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
     from .report import build_report, render_html
     from .taxonomy import load_taxonomy
 
-    taxonomy = load_taxonomy(taxonomy_path)
     name = "stdin" if tagged == "-" else Path(tagged).name
-    data = build_report(read_tagged(tagged), taxonomy, source=name)
+    data = build_report(read_tagged(tagged), load_taxonomy(taxonomy_path), source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
     if output is None:
         click.echo(page, nl=False)
@@ -356,52 +300,16 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
 
 
 @main.command(
-    epilog=_example(
+    **_example(
         "tagger suggest tagged.jsonl > suggestions.yaml",
         "tagger suggest tagged.jsonl --weak-below 0.7 --min-papers 5",
     )
 )
-@click.argument("tagged", metavar="FILE")
+@tagged_argument
 @taxonomy_option
-@click.option(
-    "--weak-below",
-    type=click.FloatRange(0, 1),
-    default=0.6,
-    show_default=True,
-    help="A paper is weakly tagged when its best tag scores below this.",
-)
-@click.option(
-    "--min-papers",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Suggest a phrase group found in at least this many weakly tagged papers.",
-)
-@click.option(
-    "--group-similarity",
-    type=click.FloatRange(0, 1),
-    default=0.8,
-    show_default=True,
-    help="Cosine at which two keyphrases count as near-duplicates.",
-)
-@click.option(
-    "--alias-similarity",
-    type=click.FloatRange(0, 1),
-    default=0.7,
-    show_default=True,
-    help="Cosine to an area's aliases from which a group is proposed as its aliases; "
-    "below it, as a new area.",
-)
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=25,
-    show_default=True,
-    help="At most this many alias and this many new-area suggestions.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
-@reports_errors
-def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: Any) -> None:
+@settings_options(SuggestConfig)
+@json_option
+def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: SuggestConfig) -> None:
     """Suggest how to grow the taxonomy: keyphrases frequent in papers with no tag or only weak
     tags, near-duplicates grouped, proposed as aliases of the area whose aliases they are nearest
     to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
@@ -417,8 +325,8 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: 
         read_tagged(tagged),
         taxonomy,
         embedders.make_embedder(),
+        config,
         source="stdin" if tagged == "-" else tagged,
-        **settings,
     )
     if as_json:
         _print_json(result.as_dict())
@@ -426,43 +334,32 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, **settings: 
         click.echo(render_yaml(result, taxonomy), nl=False)
 
 
-@main.command(epilog=_example("tagger schema > tagged.schema.json"))
-@reports_errors
+@main.command(**_example("tagger schema > tagged.schema.json"))
 def schema() -> None:
     """Print the JSON Schema of one line of `tagger tag` output."""
-    import json
-
     from .records import TaggedPaper
 
-    click.echo(json.dumps(TaggedPaper.model_json_schema(), indent=2, ensure_ascii=False))
+    _print_json(TaggedPaper.model_json_schema())
 
 
-@main.group(epilog=_example("tagger taxonomy check"))
+@main.group(**_example("tagger taxonomy check"))
 def taxonomy() -> None:
-    """Work with taxonomy files."""
+    """Work with taxonomy files: check one, or lint it."""
 
 
-@taxonomy.command(epilog=_example("tagger taxonomy check --taxonomy my-taxonomy.yaml"))
+@taxonomy.command(**_example("tagger taxonomy check --taxonomy my-taxonomy.yaml"))
 @taxonomy_option
-@reports_errors
 def check(taxonomy_path: Path | None) -> None:
     """Validate a taxonomy and print its tree of areas with their rule counts."""
     from .taxonomy import load_taxonomy
 
-    tax = load_taxonomy(taxonomy_path)
-    for depth, area in tax.walk():
-        rules = len(area.aliases) + len(area.cues) + len(area.acronyms) + len(area.patterns)
-        click.echo(f"{'  ' * depth}{area.id}  {area.name}  ({rules} rules)")
-    depth = max((d for d, _ in tax.walk()), default=0) + 1
-    click.echo(
-        f"{tax.source}: version {tax.version}, {len(tax.areas)} areas, "
-        f"{len(tax.roots)} roots, {depth} levels: OK",
-        err=True,
-    )
+    loaded = load_taxonomy(taxonomy_path)
+    click.echo(loaded.render_tree(), nl=False)
+    click.echo(f"{loaded.summary()}: OK", err=True)
 
 
 @taxonomy.command(
-    epilog=_example(
+    **_example(
         "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
         "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl",
     )
@@ -470,12 +367,10 @@ def check(taxonomy_path: Path | None) -> None:
 @taxonomy_option
 @click.option(
     "--corpus",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     metavar="FILE",
     help="Tagged output (`tagger tag`): also report rules that never fired and areas never tagged.",
 )
-@reports_errors
 def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     """Find faults in a taxonomy, one line each with its YAML line number.
 
@@ -496,7 +391,7 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 
 @main.command(
     name="eval",
-    epilog=_example(
+    **_example(
         "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
         "tagger eval tagged.jsonl --scheme iclr_topic --json",
     ),
@@ -522,21 +417,11 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 )
 @click.option(
     "--save-tagged",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@reports_errors
-def eval_(
-    papers: str,
-    gold_field: str,
-    scheme: str,
-    taxonomy_path: Path | None,
-    references: bool,
-    save_tagged: Path | None,
-    as_json: bool,
-) -> None:
+@json_option
+def eval_(papers: str, taxonomy_path: Path | None, as_json: bool, **options: Any) -> None:
     """Measure tags against authors' labels and keyphrases against authors' keywords.
 
     FILE holds labelled papers (any input format: they are tagged first) or the output of
@@ -546,21 +431,8 @@ def eval_(
     from .pipeline import Tagger
 
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
-        result = evaluate_file(
-            papers,
-            tagger,
-            scheme=scheme,
-            gold_field=gold_field,
-            references=references,
-            save_tagged=save_tagged,
-        )
+        result = evaluate_file(papers, tagger, **options)
     if as_json:
         _print_json(result.as_dict())
     else:
         click.echo(render(result), nl=False)
-
-
-def _print_json(data: Any) -> None:
-    import orjson
-
-    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())

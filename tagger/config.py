@@ -1,8 +1,9 @@
-"""Every setting of a tagging run, and its default, in one frozen object.
+"""Every tunable setting of tagger, and its default, in frozen objects: :class:`TaggerConfig` for
+tagging, :class:`SuggestConfig` for `tagger suggest`.
 
-The command line's option defaults, :class:`tagger.Tagger`, the spaCy component's
-``default_config`` and worker processes all read :class:`TaggerConfig`; no other module writes a
-default down. Change one with ``dataclasses.replace(config, min_score=0.3)``.
+The command line's option defaults and ranges, :class:`tagger.Tagger`, the spaCy component's
+``default_config`` and worker processes all read these; no other module writes a default down.
+Change one with ``dataclasses.replace(config, min_score=0.3)``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,30 @@ def _setting(
 
 
 @dataclass(frozen=True, kw_only=True)
-class TaggerConfig:
+class Settings:
+    """A frozen, keyword-only set of settings, each declared with :func:`_setting` and checked
+    when the object is made."""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            _check(type(self).__name__, field, getattr(self, field.name))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name, in declaration order."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        """The help text of one setting, as the command line shows it."""
+        return cls.field(name).metadata["help"]
+
+    @classmethod
+    def field(cls, name: str) -> dataclasses.Field:
+        return next(field for field in dataclasses.fields(cls) if field.name == name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaggerConfig(Settings):
     """How papers are tagged. Every field has a default; see each one's ``help``."""
 
     # --- keyphrases ---
@@ -85,28 +109,40 @@ class TaggerConfig:
     embedding_model: str = _setting(DEFAULT_EMBEDDING_MODEL, "The sentence-embedding model.")
     spacy_model: str = _setting(DEFAULT_SPACY_MODEL, "The spaCy pipeline, by package name.")
 
-    def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            _check(field, getattr(self, field.name))
-
-    def as_dict(self) -> dict[str, Any]:
-        """Every setting by name, in declaration order."""
-        return dataclasses.asdict(self)
-
     def kind_weight(self, kind: str) -> float:
         """The weight of a hit of one kind of rule (alias, cue, acronym, pattern, keyphrase)."""
         return getattr(self, f"{kind}_weight")
 
-    @staticmethod
-    def help(name: str) -> str:
-        """The help text of one setting, as the command line shows it."""
-        return _FIELDS[name].metadata["help"]
+
+@dataclass(frozen=True, kw_only=True)
+class SuggestConfig(Settings):
+    """How `tagger suggest` finds and places gaps in a taxonomy."""
+
+    weak_below: float = _setting(
+        0.6, "A paper is weakly tagged when its best tag scores below this.", minimum=0, maximum=1
+    )
+    min_papers: int = _setting(
+        3, "Suggest a phrase group found in at least this many weakly tagged papers.", minimum=1
+    )
+    group_similarity: float = _setting(
+        0.8, "Cosine at which two keyphrases count as near-duplicates.", minimum=0, maximum=1
+    )
+    alias_similarity: float = _setting(
+        0.7,
+        "Cosine to an area's aliases from which a group is proposed as its aliases; below it, "
+        "as a new area.",
+        minimum=0,
+        maximum=1,
+    )
+    parent_similarity: float = _setting(
+        0.5, "Cosine to an area from which a new area is placed under it.", minimum=0, maximum=1
+    )
+    limit: int = _setting(
+        25, "At most this many alias and this many new-area suggestions.", minimum=1
+    )
 
 
-_FIELDS = {field.name: field for field in dataclasses.fields(TaggerConfig)}
-
-
-def _check(field: dataclasses.Field, value: Any) -> None:
+def _check(owner: str, field: dataclasses.Field, value: Any) -> None:
     """Refuse a value of the wrong type or out of range, in scikit-learn's words."""
     low, high = field.metadata["minimum"], field.metadata["maximum"]
     if field.type == "str":
@@ -129,5 +165,5 @@ def _check(field: dataclasses.Field, value: Any) -> None:
         elif low is not None:
             wanted += f" >= {low:g}"
         raise ValueError(
-            f"The {field.name!r} parameter of TaggerConfig must be {wanted}. Got {value!r} instead."
+            f"The {field.name!r} parameter of {owner} must be {wanted}. Got {value!r} instead."
         )

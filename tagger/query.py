@@ -8,12 +8,20 @@ area below it, because a tag's path lists the area's ancestors.
 
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from .errors import TaggerError
 from .records import TaggedPaper
+
+if TYPE_CHECKING:
+    from .output import TaggedLine
+
+FORMATS = ("jsonl", "csv", "ids", "titles")
 
 Predicate = Callable[[set[str]], bool]
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|([A-Za-z0-9_.-]+))")
@@ -40,6 +48,30 @@ def filter_tagged(
         known, areas=areas, where=where, venue=venue, year=year, min_score=min_score
     )
     return (record for record in records if keep(record))
+
+
+def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Iterator[bytes]:
+    """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
+    it was; ``csv``, a header then id, title, venue, year and tags; ``ids``; or ``titles`` (an
+    untitled paper shows the first 100 characters of its abstract)."""
+    if format == "csv":
+        yield _csv_row(["id", "title", "venue", "year", "tags"])
+    for line in lines:
+        paper = line.record.paper
+        if format == "jsonl":
+            yield line.raw
+        elif format == "csv":
+            tags = ";".join(tag.id for tag in line.record.tags)
+            yield _csv_row([paper.id, paper.title or "", paper.venue or "", paper.year or "", tags])
+        else:
+            text = paper.id if format == "ids" else paper.title or paper.abstract[:100]
+            yield f"{text}\n".encode()
+
+
+def _csv_row(values: list) -> bytes:
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerow(values)
+    return text.getvalue().encode()
 
 
 def paper_filter(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .config import SuggestConfig
 from .embedders import Embedder
 from .matching import RuleSet
 from .records import TaggedPaper
@@ -84,17 +85,12 @@ def suggest(
     records: Iterable[TaggedPaper],
     taxonomy: Taxonomy,
     embedder: Embedder,
+    config: SuggestConfig | None = None,
     *,
     rules: RuleSet | None = None,
     source: str = "",
-    weak_below: float = 0.6,
-    min_papers: int = 3,
-    group_similarity: float = 0.8,
-    alias_similarity: float = 0.7,
-    parent_similarity: float = 0.5,
-    limit: int = 25,
 ) -> Suggestions:
-    """Suggest taxonomy additions from a tagged corpus.
+    """Suggest taxonomy additions from a tagged corpus (settings: :class:`SuggestConfig`).
 
     A paper is weakly tagged when its best tag scores below ``weak_below`` (or it has none). Its
     keyphrases are candidates unless a rule already matches them (an alias or cue, or an alias
@@ -106,16 +102,9 @@ def suggest(
     area whose aliases and name are nearest when that cosine reaches ``alias_similarity``, else a
     new area (under that area from ``parent_similarity``). At most ``limit`` of each, best first.
     """
-    result = Suggestions(
-        source=source,
-        settings={
-            "weak_below": weak_below,
-            "min_papers": min_papers,
-            "group_similarity": group_similarity,
-            "alias_similarity": alias_similarity,
-            "parent_similarity": parent_similarity,
-        },
-    )
+    config = config or SuggestConfig()
+    weak_below, min_papers = config.weak_below, config.min_papers
+    result = Suggestions(source=source, settings=config.as_dict())
     known = _known_phrases(rules or RuleSet(taxonomy))
     with_phrase: dict[str, list[int]] = defaultdict(list)  # phrase -> papers (numbers) with it
     writings: dict[str, Counter[str]] = defaultdict(Counter)
@@ -163,7 +152,7 @@ def suggest(
     vectors = _unit(embedder.embed(phrases))
     area_ids, area_texts, area_vectors = _area_vectors(taxonomy, embedder)
     taken = {area.id for area in taxonomy.areas}
-    for members in _group(phrases, vectors, group_similarity):
+    for members in _group(phrases, vectors, config.group_similarity):
         papers = sorted({i for m in members for i in with_phrase[phrases[m]]})
         weak_ones = [i for i in papers if weak[i]]
         if len(weak_ones) < min_papers:
@@ -192,10 +181,10 @@ def suggest(
         group.area, group.nearest, group.similarity = _nearest_area(
             centre, area_ids, area_texts, area_vectors
         )
-        if group.similarity >= alias_similarity:
+        if group.similarity >= config.alias_similarity:
             result.aliases.append(group)
         else:
-            parent = group.area if group.similarity >= parent_similarity else None
+            parent = group.area if group.similarity >= config.parent_similarity else None
             group.new_id = _new_id(group.label, parent, taken)
             taken.add(group.new_id)
             result.new_areas.append(group)
@@ -203,8 +192,8 @@ def suggest(
     def best_first(group: Group) -> tuple:
         return -group.score, -len(group.papers), group.label
 
-    result.aliases = sorted(result.aliases, key=best_first)[:limit]
-    result.new_areas = sorted(result.new_areas, key=best_first)[:limit]
+    result.aliases = sorted(result.aliases, key=best_first)[: config.limit]
+    result.new_areas = sorted(result.new_areas, key=best_first)[: config.limit]
     return result
 
 

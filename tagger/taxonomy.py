@@ -192,6 +192,22 @@ class Taxonomy:
         for root in self.roots:
             yield from visit(root, 0)
 
+    def render_tree(self) -> str:
+        """The tree, one area a line, indented by depth, with its name and number of rules."""
+        lines = []
+        for depth, area in self.walk():
+            rules = len(area.aliases) + len(area.cues) + len(area.acronyms) + len(area.patterns)
+            lines.append(f"{'  ' * depth}{area.id}  {area.name}  ({rules} rules)")
+        return "".join(line + "\n" for line in lines)
+
+    def summary(self) -> str:
+        """One line: where the taxonomy comes from, its version and its shape."""
+        depth = max((depth for depth, _ in self.walk()), default=0) + 1
+        return (
+            f"{self.source}: version {self.version}, {len(self.areas)} areas, "
+            f"{len(self.roots)} roots, {depth} levels"
+        )
+
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     """Read, validate and cross-check a taxonomy file. Raises ``TaxonomyError`` listing every

@@ -37,13 +37,29 @@ def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
 
 
 @pytest.mark.models
-def test_the_readme_python_examples_run_and_print_what_they_say(monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
+def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)  # the examples write tagged.jsonl and errors.jsonl here
     blocks = re.findall(r"```python\n(.*?)```", README, re.S)
-    assert len(blocks) == 2  # the Python API and the spaCy component
+    assert len(blocks) == 3  # the Python API, a run with its settings, the spaCy component
+    printed = []
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
-    printed = capsys.readouterr().out.splitlines()
+        printed.append(capsys.readouterr().out.splitlines())
     said = re.search(r"# (\[\('rl'.*), \.\.\.\]", blocks[0]).group(1)
-    assert printed[0].startswith(said)
-    assert len(printed) == 1 + 19  # then one line per paper of the example file
+    assert printed[0][0].startswith(said)
+    assert len(printed[0]) == 1 + 19  # then one line per paper of the example file
+    # the second block says, after each print, what it prints
+    assert printed[1] == re.findall(r"^print\(.*?\n(?:.*\n)*?# (.*)$", blocks[1], re.M)
+    assert (tmp_path / "errors.jsonl").read_text() == ""
+
+
+def test_the_readme_lists_every_setting_with_its_default():
+    import dataclasses
+
+    from tagger import TaggerConfig
+
+    text = " ".join(README.split())
+    for field in dataclasses.fields(TaggerConfig):
+        default = f"{field.default:,}" if isinstance(field.default, int) else field.default
+        assert f"`{field.name}` ({default})" in text, field.name

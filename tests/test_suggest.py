@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.cli import main
+from tagger.config import SuggestConfig
 from tagger.suggest import _scalar, render_yaml, suggest
 from tagger.taxonomy import load_taxonomy, parse_taxonomy
 from tagger.text import normalize_word
@@ -89,7 +90,9 @@ def _corpus():
 
 def test_suggestions_from_a_small_corpus(embedder):
     taxonomy = load_taxonomy(MINI_TAXONOMY)
-    result = suggest(_corpus(), taxonomy, embedder, weak_below=0.6, alias_similarity=0.55)
+    result = suggest(
+        _corpus(), taxonomy, embedder, SuggestConfig(weak_below=0.6, alias_similarity=0.55)
+    )
     assert (result.papers, result.weak) == (14, 4)
     # Near-duplicates grouped and placed by similarity to graphs.gnn's own aliases.
     [alias] = result.aliases
@@ -144,7 +147,7 @@ def test_phrases_of_generic_words_are_left_out(embedder):
 
 def test_the_snippet_is_yaml_that_merges_into_the_taxonomy(embedder):
     taxonomy = load_taxonomy(MINI_TAXONOMY)
-    result = suggest(_corpus(), taxonomy, embedder, alias_similarity=0.55)
+    result = suggest(_corpus(), taxonomy, embedder, SuggestConfig(alias_similarity=0.55))
     snippet = render_yaml(result, taxonomy)
     parsed = yaml.safe_load(snippet)
     assert parsed["aliases"] == {"graphs.gnn": ["graph attention network", "graph attention model"]}
