@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+STDIN_NAME = "<stdin>"  # how messages name standard input
+
 
 class TaggerError(Exception):
     """Base class of every error tagger raises on purpose."""

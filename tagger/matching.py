@@ -19,7 +19,7 @@ import regex
 from .config import DEFAULT_SPACY_MODEL
 from .records import Keyphrase
 from .taxonomy import Taxonomy
-from .text import Analysis, acronym_singular, load_spacy, tokenize_phrase
+from .text import Analysis, Token, acronym_singular, load_spacy, tokenize_phrase
 
 # Patterns run on the `regex` engine, which defuses most catastrophic backtracking, under a
 # time limit per paper and field for the rest.
@@ -143,56 +143,17 @@ class RuleSet:
                     break
                 key = tuple(norms[i : i + length])
                 for rule in self.phrases.get(key, ()):
-                    hits.append(
-                        Hit(
-                            rule.area,
-                            rule.kind,
-                            rule.text,
-                            first.field,
-                            first.start,
-                            last.end,
-                            first.sentence,
-                        )
-                    )
+                    hits.append(_hit(rule.area, rule.kind, rule.text, first, last))
                 for area in self._exclusions.get(key, ()):
-                    vetoes.append(
-                        Hit(
-                            area,
-                            "exclude",
-                            " ".join(key),
-                            first.field,
-                            first.start,
-                            last.end,
-                            first.sentence,
-                        )
-                    )
+                    vetoes.append(_hit(area, "exclude", " ".join(key), first, last))
             short = acronym_singular(first.text)
             for rule in self.acronyms.get(first.text, ()) or self.acronyms.get(short, ()):
-                hits.append(
-                    Hit(
-                        rule.area,
-                        "acronym",
-                        rule.text,
-                        first.field,
-                        first.start,
-                        first.end,
-                        first.sentence,
-                    )
-                )
+                hits.append(_hit(rule.area, "acronym", rule.text, first, first))
             expansion = analysis.acronyms.get(short)
             if expansion is not None and first.text[0].isupper():
+                # a defined acronym counts as its long form: 'GNNs' after 'graph neural networks'
                 for rule in self.phrases.get(expansion, ()):
-                    hits.append(
-                        Hit(
-                            rule.area,
-                            rule.kind,
-                            rule.text,
-                            first.field,
-                            first.start,
-                            first.end,
-                            first.sentence,
-                        )
-                    )
+                    hits.append(_hit(rule.area, rule.kind, rule.text, first, first))
         return hits, vetoes
 
     def _match_patterns(self, analysis: Analysis) -> list[Hit]:
@@ -260,6 +221,11 @@ class RuleSet:
     def _vetoed(self, hit: Hit, vetoes: list[Hit]) -> bool:
         guards = self._guards[hit.area]
         return any(veto.area in guards and veto.overlaps(hit) for veto in vetoes)
+
+
+def _hit(area: str, kind: str, rule: str, first: Token, last: Token) -> Hit:
+    """A hit on the words from ``first`` to ``last``."""
+    return Hit(area, kind, rule, first.field, first.start, last.end, first.sentence)
 
 
 def _mark_keyphrases(hits: list[Hit], keyphrases: Sequence[Keyphrase]) -> None:

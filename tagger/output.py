@@ -17,8 +17,7 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError
-from .readers import STDIN_NAME
+from .errors import STDIN_NAME, InputError
 from .records import TaggedPaper
 
 STDIN = "-"
@@ -118,15 +117,32 @@ def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
     try:
         return TaggedPaper.model_validate_json(raw)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        if any(not e["loc"] or e["loc"][0] in ("paper", "tags") for e in errors):
-            raise InputError(NOT_TAGGED, source=source, line=line) from None  # not even close
-        first = errors[0]
-        where = ".".join(str(part) for part in first["loc"])
-        message = first["msg"][:1].lower() + first["msg"][1:]
-        raise InputError(
-            f"not a line of tagged JSONL: {where!r}: {message}", source=source, line=line
-        ) from None
+        raise _not_tagged(exc, source=source, line=line) from None
+
+
+def is_tagged_object(value: Any) -> bool:
+    """Whether a parsed JSON object has the shape of tagged output (readers tag its paper)."""
+    return isinstance(value, dict) and isinstance(value.get("paper"), dict) and "tags" in value
+
+
+def tagged_from_object(
+    value: Any, *, source: str, line: int | None = None, record: int | None = None
+) -> TaggedPaper:
+    """A parsed JSON object of tagged output as its record, or an InputError that says why not."""
+    try:
+        return TaggedPaper.model_validate(value)
+    except ValidationError as exc:
+        raise _not_tagged(exc, source=source, line=line, record=record) from None
+
+
+def _not_tagged(exc: ValidationError, **where: Any) -> InputError:
+    errors = exc.errors(include_url=False)
+    if any(not e["loc"] or e["loc"][0] in ("paper", "tags") for e in errors):
+        return InputError(NOT_TAGGED, **where)  # not even close
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"])
+    message = first["msg"][:1].lower() + first["msg"][1:]
+    return InputError(f"not a line of tagged JSONL: {field!r}: {message}", **where)
 
 
 def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:

@@ -22,12 +22,12 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from .errors import InputError
+from .errors import STDIN_NAME, InputError
+from .output import is_tagged_object, tagged_from_object
 from .records import FIELD_ALIASES, Paper
 
 FORMATS = ("text", "jsonl", "json", "csv")
 
-STDIN_NAME = "<stdin>"
 
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" export
@@ -385,6 +385,11 @@ def _json_paper(
             line=line,
             record=record,
         )
+    if is_tagged_object(value):  # a line of tagger's own output: its paper is tagged again
+        try:
+            return tagged_from_object(value, source=source, line=line, record=record).paper
+        except InputError as exc:
+            return exc
     return _paper(value, source, line=line, record=record)
 
 

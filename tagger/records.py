@@ -47,8 +47,6 @@ class Paper(BaseModel):
     def _accept_common_field_names(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        if isinstance(data.get("paper"), dict) and "tags" in data:
-            data = data["paper"]  # a line of tagger's own output: tag it again
         data = dict(data)
         for ours, theirs in FIELD_ALIASES.items():
             if data.get(ours) not in (None, ""):

@@ -105,6 +105,21 @@ def nlp():
     return load_spacy()
 
 
+def _provenance():
+    from tagger.records import Provenance
+
+    return Provenance(
+        tagger_version="9.9",
+        taxonomy_version="t1",
+        taxonomy_sha256="0",
+        embedding_model="m",
+        spacy_model="s",
+    )
+
+
+PROVENANCE = _provenance()
+
+
 def tagged_record(
     paper_id,
     paths=(),
@@ -122,7 +137,7 @@ def tagged_record(
     ``score``, or (path, score) pairs), keyphrases from their texts (or (text, normalized)
     pairs), and evidence on the first
     characters of the abstract: (area, rule) for the tag of that area, or (tag, area, rule)."""
-    from tagger.records import AreaTag, Evidence, Keyphrase, Paper, Provenance, TaggedPaper
+    from tagger.records import AreaTag, Evidence, Keyphrase, Paper, TaggedPaper
 
     tags = []
     for item in paths:
@@ -160,13 +175,7 @@ def tagged_record(
             for k in keyphrases
         ],
         tags=tags,
-        provenance=Provenance(
-            tagger_version="9.9",
-            taxonomy_version="t1",
-            taxonomy_sha256="0",
-            embedding_model="m",
-            spacy_model="s",
-        ),
+        provenance=PROVENANCE,
     )
 
 

@@ -434,3 +434,21 @@ def test_a_full_disk_is_a_clear_error():
         "Error: cannot write /dev/full: No space left on device. The 0 lines written are complete"
     )
     assert "Traceback" not in result.stderr
+
+
+def test_tagged_output_can_be_tagged_again(tmp_path):
+    """A line of tagger's output read as input is its paper (through the one reader of tagged
+    output): tagging the output again gives the same bytes; a broken one is rejected."""
+    once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
+    assert run("tag", str(ICML), "-o", str(once), *MINI).exit_code == 0
+    assert run("tag", str(once), "-o", str(twice), *MINI).exit_code == 0
+    assert twice.read_bytes() == once.read_bytes()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(once.read_bytes().replace(b'"provenance"', b'"provenanc"', 1))
+    result = CliRunner().invoke(main, ["tag", str(broken), *MINI])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"Warning: skipped {broken} line 1: not a line of tagged JSONL: 'provenance': "
+        "field required"
+    )
+    assert len(result.stdout.splitlines()) == 18

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tagger import Paper
 from tagger.cli import main
 
-from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
+from .conftest import MINI_TAXONOMY, PROVENANCE, tagged_record, write_tagged
 
 WORDS = st.sampled_from(
     [
@@ -121,15 +121,9 @@ PLAIN = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1
 def test_the_reader_reads_back_what_the_writer_wrote(tmp_path_factory, papers):
     from tagger.output import dumps
     from tagger.readers import read_papers
-    from tagger.records import Provenance, TaggedPaper
+    from tagger.records import TaggedPaper
 
-    provenance = Provenance(
-        tagger_version="t",
-        taxonomy_version="t",
-        taxonomy_sha256="0",
-        embedding_model="m",
-        spacy_model="s",
-    )
+    provenance = PROVENANCE
     path = tmp_path_factory.mktemp("roundtrip") / "tagged.jsonl"
     path.write_bytes(
         b"".join(
