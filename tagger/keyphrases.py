@@ -184,6 +184,11 @@ _GERUND_NOUNS = frozenset(
 )
 
 
+# The most tokens a candidate may span: 'multi-agent' is one word of max_words but three tokens,
+# and a chain of hyphenated words must not make a paper's cost grow with the square of its length.
+_MAX_TOKENS = 12
+
+
 @dataclass(slots=True)
 class Candidate:
     """One normalised phrase of a paper, with every place it occurs."""
@@ -192,6 +197,13 @@ class Candidate:
     text: str  # the first occurrence, as written
     spans: list[Span] = field(default_factory=list)
     first: int = 0  # position of the first occurrence, in words
+    where: set[tuple[str, int, int]] = field(default_factory=set)  # the spans, to look up
+
+    def add(self, span: Span) -> None:
+        place = (span.field, span.start, span.end)
+        if place not in self.where:
+            self.where.add(place)
+            self.spans.append(span)
 
 
 def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
@@ -238,7 +250,7 @@ def _add_subphrases(
         if not _can_end(run, end - 1) or end < len(run) and run[end].joined:
             continue
         words = 0
-        for start in range(end - 1, -1, -1):
+        for start in range(end - 1, max(-1, end - 1 - _MAX_TOKENS), -1):
             if not run[start].joined:
                 words += 1
             if words > max_words:
@@ -253,13 +265,9 @@ def _add_subphrases(
             key = _key(phrase, analysis)
             first = phrase[0]
             span = Span(field=first.field, start=first.start, end=phrase[-1].end)
-            candidate = found.get(key)
-            if candidate is None:
-                found[key] = Candidate(
-                    key=key, text=analysis.text(span), spans=[span], first=offset + start
-                )
-            elif span not in candidate.spans:
-                candidate.spans.append(span)
+            if key not in found:
+                found[key] = Candidate(key=key, text=analysis.text(span), first=offset + start)
+            found[key].add(span)
 
 
 def _can_end(run: list[Token], i: int) -> bool:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import TaxonomyError
 from .matching import RuleSet
-from .output import read_tagged
+from .output import Skip, read_tagged, same_taxonomy
+from .records import TaggedPaper
 from .schemes import schemes
 from .taxonomy import Taxonomy, default_taxonomy_path, load_taxonomy
 
@@ -46,6 +48,7 @@ COMMON_WORDS = frozenset(
 )
 RULE_FIELDS = ("aliases", "cues", "acronyms", "patterns")  # what can tag an area (not exclude)
 _SHOWN = 3  # rules named in a "never fired" finding
+LONG_PHRASE_WORDS = 8
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,18 @@ class Finding:
 
 
 def lint_taxonomy(
-    path: str | Path | None = None, corpus: str | Path | None = None
+    path: str | Path | None = None,
+    corpus: str | Path | None = None,
+    *,
+    skip: Skip | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[Finding]:
     """Every finding for the taxonomy at ``path`` (default: the shipped one), in line order.
 
     ``corpus`` is a file of ``tagger tag`` output; with it, rules that never fired and areas never
-    tagged are reported too.
+    tagged are reported too. ``skip`` and ``warn`` are as for :func:`tagger.output.read_tagged`
+    and :func:`tagger.output.same_taxonomy`: lines that are not tagged output, and a corpus
+    tagged with another taxonomy.
     """
     path = Path(path) if path is not None else default_taxonomy_path()
     try:
@@ -81,9 +90,13 @@ def lint_taxonomy(
     linter.acronyms()
     linter.patterns()
     linter.empty_areas()
+    linter.long_phrases()
     linter.crosswalks()
     if corpus is not None:
-        linter.corpus(Path(corpus))
+        records = read_tagged(corpus, skip=skip)
+        if warn is not None:
+            records = same_taxonomy(records, taxonomy, warn, str(corpus))
+        linter.corpus(records, Path(corpus).name)
     return sorted(linter.findings, key=lambda f: f.line or 0)
 
 
@@ -171,6 +184,22 @@ class _Linter:
                         k,
                     )
 
+    def long_phrases(self) -> None:
+        """Aliases and cues so long they will rarely be written just so in a paper."""
+        for area in self.taxonomy.areas:
+            for field in ("aliases", "cues"):
+                for k, phrase in enumerate(getattr(area, field)):
+                    words = len(phrase.split())
+                    if words > LONG_PHRASE_WORDS:
+                        self.warn(
+                            area.id,
+                            f"{field[:-1] if field == 'cues' else 'alias'} {phrase!r} has "
+                            f"{words} words; papers rarely write a phrase this long just so "
+                            "(name the area in fewer words)",
+                            field,
+                            k,
+                        )
+
     def empty_areas(self) -> None:
         for area in self.taxonomy.areas:
             has_rules = any(getattr(area, f) for f in RULE_FIELDS)
@@ -191,11 +220,11 @@ class _Linter:
                     "(add crosswalk labels to it or to a parent)",
                 )
 
-    def corpus(self, path: Path) -> None:
+    def corpus(self, records: Iterable[TaggedPaper], name: str) -> None:
         """Rules that never fired in a tagged corpus, and areas it never tagged."""
         fired: dict[str, set[str]] = defaultdict(set)
         tagged: set[str] = set()
-        for record in read_tagged(path):
+        for record in records:
             for tag in record.tags:
                 tagged.add(tag.id)
                 for evidence in tag.evidence:
@@ -208,7 +237,7 @@ class _Linter:
                 none = none if silent == rules else ""
                 self.warn(
                     area.id,
-                    f"never tagged in {path.name}{none} (check its rules against "
+                    f"never tagged in {name}{none} (check its rules against "
                     "papers that should have it)",
                 )
                 if none:
@@ -219,7 +248,7 @@ class _Linter:
                 self.warn(
                     area.id,
                     f"{len(silent)} of {len(rules)} rules never fired in "
-                    f"{path.name}: {shown}{more} (check their spelling, or remove them)",
+                    f"{name}: {shown}{more} (check their spelling, or remove them)",
                 )
 
 
@@ -282,11 +311,14 @@ def _nested(node: Any, inside_repeat: bool) -> bool:
     return any(_nested(child, inside_repeat) for child in _children(node))
 
 
-def _alternatives_overlap(node: Any) -> bool:
-    """``(a|a)``: once the prefix all alternatives share is set aside, two of them still start
-    alike (or are both empty); ``(a|ab)`` is fine, since 'ab' and 'a' part after the 'a'."""
+def _alternatives_overlap(node: Any, repeated: Any = None) -> bool:
+    """Alternatives of a repeated body that can share out the same text: once the prefix all of
+    them share is set aside, two still start alike or both end (``(a|a)+``); or one ends there
+    and another goes on with what starts the next repetition (``(a|aa)+``). ``(a|ab)+`` is fine:
+    after the 'a', 'ab' needs a 'b'."""
     from regex._regex_core import Branch, GreedyRepeat, Sequence
 
+    repeated = node if repeated is None else repeated
     if isinstance(node, Branch):
         sequences = [
             [_key(item) for item in (b.items if isinstance(b, Sequence) else [b])]
@@ -298,9 +330,26 @@ def _alternatives_overlap(node: Any) -> bool:
         starts = [s[shared] if len(s) > shared else None for s in sequences]
         if len(starts) != len(set(starts)):
             return True
+        next_start = _first_key(repeated)
+        if None in starts and next_start is not None and next_start in starts:
+            return True
     if isinstance(node, GreedyRepeat):
         return False  # a repeat inside is _nested's business
-    return any(_alternatives_overlap(child) for child in _children(node))
+    return any(_alternatives_overlap(child, repeated) for child in _children(node))
+
+
+def _first_key(node: Any) -> tuple | None:
+    """The key of the first atom every match of a node starts with, if there is one."""
+    from regex._regex_core import Branch, Group, Sequence
+
+    if isinstance(node, Group):
+        return _first_key(node.subpattern)
+    if isinstance(node, Sequence):
+        return _first_key(node.items[0]) if node.items else None
+    if isinstance(node, Branch):
+        firsts = {_first_key(branch) for branch in node.branches}
+        return firsts.pop() if len(firsts) == 1 else None
+    return _key(node)
 
 
 def _key(node: Any) -> tuple:

@@ -8,9 +8,10 @@ under a time limit.
 
 from __future__ import annotations
 
-import warnings
-from collections import defaultdict
-from collections.abc import Sequence
+import bisect
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -88,6 +89,8 @@ class RuleSet:
         exclusions: dict[tuple[str, ...], set[str]] = defaultdict(set)
         acronyms: dict[str, list[Rule]] = defaultdict(list)
         self._patterns: list[tuple[Rule, regex.Pattern[str]]] = []
+        # (area, pattern) -> papers it was skipped for, having run over PATTERN_TIMEOUT
+        self.timeouts: Counter[tuple[str, str]] = Counter()
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
@@ -119,33 +122,47 @@ class RuleSet:
         }
         self._exclusions = dict(exclusions)
         self.longest = max((len(k) for k in [*self.phrases, *self._exclusions]), default=1)
+        # the phrases and exclusions as a trie of normalised words: a paper's words are walked
+        # only as far as some rule goes on, so a long rule does not make every word cost more
+        self._trie: dict = {}
+        for words in [*self.phrases, *self._exclusions]:
+            node = self._trie
+            for word in words:
+                node = node.setdefault(word, {})
+            node[None] = (self.phrases.get(words, ()), sorted(self._exclusions.get(words, ())))
         # an area's exclusions also guard its descendants
         self._guards = {area.id: set(taxonomy.path(area.id)) for area in taxonomy.areas}
 
     def match(self, analysis: Analysis, keyphrases: Sequence[Keyphrase] = ()) -> list[Hit]:
-        """Every rule hit in the paper, vetoed by exclusions, annotated with keyphrase ranks."""
+        """Every rule hit in the paper, vetoed by exclusions, annotated with keyphrase ranks.
+
+        Its cost grows in proportion to the paper's length: overlaps are looked up in sorted
+        spans, never by comparing every hit with every other."""
+        sentences = _Sentences(analysis)
         hits, vetoes = self._match_words(analysis)
-        hits.extend(self._match_patterns(analysis))
-        hits.extend(self._match_keyphrases(keyphrases, hits, analysis))
-        hits = [hit for hit in hits if not self._vetoed(hit, vetoes)]
+        hits.extend(self._match_patterns(analysis, sentences))
+        hits.extend(self._match_keyphrases(keyphrases, hits, sentences))
+        vetoed = _by_area_and_field(vetoes)
+        hits = [hit for hit in hits if not self._vetoed(hit, vetoed)]
         _mark_keyphrases(hits, keyphrases)
         return hits
 
     def _match_words(self, analysis: Analysis) -> tuple[list[Hit], list[Hit]]:
         words = analysis.words
-        norms = [w.norm for w in words]
         hits: list[Hit] = []
         vetoes: list[Hit] = []
         for i, first in enumerate(words):
-            for length in range(1, min(self.longest, len(words) - i) + 1):
-                last = words[i + length - 1]
-                if last.field != first.field:
+            node = self._trie
+            for j in range(i, len(words)):
+                last = words[j]
+                if last.field != first.field or (node := node.get(last.norm)) is None:
                     break
-                key = tuple(norms[i : i + length])
-                for rule in self.phrases.get(key, ()):
+                rules, excluded = node.get(None, ((), ()))
+                for rule in rules:
                     hits.append(_hit(rule.area, rule.kind, rule.text, first, last))
-                for area in self._exclusions.get(key, ()):
-                    vetoes.append(_hit(area, "exclude", " ".join(key), first, last))
+                for area in excluded:
+                    key = " ".join(word.norm for word in words[i : j + 1])
+                    vetoes.append(_hit(area, "exclude", key, first, last))
             short = acronym_singular(first.text)
             for rule in self.acronyms.get(first.text, ()) or self.acronyms.get(short, ()):
                 hits.append(_hit(rule.area, "acronym", rule.text, first, first))
@@ -156,8 +173,8 @@ class RuleSet:
                     hits.append(_hit(rule.area, rule.kind, rule.text, first, first))
         return hits, vetoes
 
-    def _match_patterns(self, analysis: Analysis) -> list[Hit]:
-        hits = []
+    def _match_patterns(self, analysis: Analysis, sentences: _Sentences) -> list[Hit]:
+        hits, skipped = [], set()
         for field, text in (("title", analysis.title), ("abstract", analysis.abstract)):
             if not text:
                 continue
@@ -165,13 +182,7 @@ class RuleSet:
                 try:
                     found = list(compiled.finditer(text, timeout=PATTERN_TIMEOUT))
                 except TimeoutError:
-                    warnings.warn(
-                        f"pattern {rule.text!r} of area {rule.area!r} ran over "
-                        f"{PATTERN_TIMEOUT} s on one paper and was skipped for it "
-                        "(`tagger taxonomy lint` flags patterns that backtrack)",
-                        RuntimeWarning,
-                        stacklevel=2,
-                    )
+                    skipped.add((rule.area, rule.text))
                     continue
                 for m in found:
                     if m.end() > m.start():
@@ -183,17 +194,20 @@ class RuleSet:
                                 field,
                                 m.start(),
                                 m.end(),
-                                _sentence_at(analysis, field, m.start()),
+                                sentences.at(field, m.start()),
                             )
                         )
+        self.timeouts.update(skipped)
         return hits
 
     def _match_keyphrases(
-        self, keyphrases: Sequence[Keyphrase], text_hits: list[Hit], analysis: Analysis
+        self, keyphrases: Sequence[Keyphrase], text_hits: list[Hit], sentences: _Sentences
     ) -> list[Hit]:
         """Rules that match a keyphrase's normalised form where they did not match its words,
         e.g. an alias found only through the long form of an acronym inside a longer phrase."""
         hits: list[Hit] = []
+        in_text = _by_area_and_field(text_hits)
+        added: dict[tuple[str, str], DisjointSpans] = defaultdict(DisjointSpans)
         for keyphrase in keyphrases:
             words = tuple(keyphrase.normalized.split())
             for i in range(len(words)):
@@ -209,18 +223,22 @@ class RuleSet:
                                 span.field,
                                 span.start,
                                 span.end,
-                                _sentence_at(analysis, span.field, span.start),
+                                sentences.at(span.field, span.start),
                                 keyphrase=keyphrase.normalized,
                             )
-                            if not any(
-                                h.area == rule.area and h.overlaps(hit) for h in text_hits + hits
-                            ):
+                            place = (rule.area, span.field)
+                            if place in in_text and in_text[place].overlaps(span.start, span.end):
+                                continue
+                            if not added[place].overlaps(span.start, span.end):
+                                added[place].add(span.start, span.end)
                                 hits.append(hit)
         return hits
 
-    def _vetoed(self, hit: Hit, vetoes: list[Hit]) -> bool:
-        guards = self._guards[hit.area]
-        return any(veto.area in guards and veto.overlaps(hit) for veto in vetoes)
+    def _vetoed(self, hit: Hit, vetoes: dict[tuple[str, str], SpanIndex]) -> bool:
+        return any(
+            (area, hit.field) in vetoes and vetoes[area, hit.field].overlaps(hit.start, hit.end)
+            for area in self._guards[hit.area]
+        )
 
 
 def _hit(area: str, kind: str, rule: str, first: Token, last: Token) -> Hit:
@@ -229,24 +247,73 @@ def _hit(area: str, kind: str, rule: str, first: Token, last: Token) -> Hit:
 
 
 def _mark_keyphrases(hits: list[Hit], keyphrases: Sequence[Keyphrase]) -> None:
+    """Give each hit the rank of the best keyphrase it lies inside, if any."""
+    by_field: dict[str, list[Hit]] = defaultdict(list)
+    for hit in sorted(hits, key=lambda hit: hit.start):
+        by_field[hit.field].append(hit)
+    starts = {field: [hit.start for hit in found] for field, found in by_field.items()}
     for rank, keyphrase in enumerate(keyphrases):
         for span in keyphrase.spans:
-            for hit in hits:
-                if (
-                    hit.keyphrase_rank is None
-                    and hit.field == span.field
-                    and span.start <= hit.start
-                    and hit.end <= span.end
-                ):
+            found = by_field.get(span.field, [])
+            i = bisect.bisect_left(starts.get(span.field, []), span.start)
+            while i < len(found) and found[i].start < span.end:
+                hit = found[i]
+                if hit.keyphrase_rank is None and hit.end <= span.end:
                     hit.keyphrase_rank = rank
                     hit.keyphrase = keyphrase.normalized
+                i += 1
 
 
-def _sentence_at(analysis: Analysis, field: str, offset: int) -> int:
-    sentence = 0
-    for word in analysis.words:
-        if word.field == field:
-            if word.start > offset:
-                break
-            sentence = word.sentence
-    return sentence
+class _Sentences:
+    """Which sentence an offset of the title or abstract falls in, by binary search."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.starts: dict[str, list[int]] = defaultdict(list)
+        self.sentences: dict[str, list[int]] = defaultdict(list)
+        for word in analysis.words:
+            self.starts[word.field].append(word.start)
+            self.sentences[word.field].append(word.sentence)
+
+    def at(self, field: str, offset: int) -> int:
+        """The sentence of the last word that starts at or before ``offset`` (0 if none)."""
+        i = bisect.bisect_right(self.starts[field], offset)
+        return self.sentences[field][i - 1] if i else 0
+
+
+class SpanIndex:
+    """A fixed set of ``[start, end)`` spans of one text, asked in O(log n) whether any of them
+    overlaps a given span: spans sorted by start, with the furthest end reached so far."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self.starts = [start for start, _ in ordered]
+        self.reach = list(itertools.accumulate((end for _, end in ordered), max))
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.starts, end)  # the spans that start before ``end``
+        return i > 0 and self.reach[i - 1] > start
+
+
+class DisjointSpans:
+    """Spans that never overlap each other, added one by one: only the one that starts last
+    before a span's end can overlap it."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.starts, end)
+        return i > 0 and self.ends[i - 1] > start
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
+def _by_area_and_field(hits: Iterable[Hit]) -> dict[tuple[str, str], SpanIndex]:
+    spans: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    for hit in hits:
+        spans[hit.area, hit.field].append((hit.start, hit.end))
+    return {place: SpanIndex(found) for place, found in spans.items()}

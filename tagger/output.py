@@ -7,27 +7,48 @@ Every command that reads tagger's output (filter, stats, report, suggest, eval, 
 
 from __future__ import annotations
 
+import json
+import math
 import os
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
 from .errors import STDIN_NAME, InputError
+from .files import is_stdio, lines_of, read_lines
 from .records import TaggedPaper
 
-STDIN = "-"
+if TYPE_CHECKING:
+    from .taxonomy import Taxonomy
+
+T = TypeVar("T")
 NOT_TAGGED = "not a line of tagged JSONL (run `tagger tag` first)"
 
 
 def dumps(record: BaseModel | dict[str, Any]) -> bytes:
-    """One JSON line (with its newline) for a record."""
+    """One JSON line (with its newline) for a record. orjson writes it, or, for an integer beyond
+    64 bits that a paper's own field may hold (readers keep them exact), the json module does."""
     data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-    return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode() + b"\n"
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as null, as orjson writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 class JsonlWriter:
@@ -81,35 +102,74 @@ class TaggedLine:
     record: TaggedPaper
 
 
+Skip = Callable[[InputError], None]
+
+
 def read_tagged(
-    source: str | Path, *, stdin: Iterable[bytes] | None = None
+    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
 ) -> Iterator[TaggedPaper]:
     """The records of tagged output: a file, or "-" for stdin (read once, as it streams).
 
-    Raises :class:`InputError`, with the line, at the first line that is not tagged output.
+    A line that is not tagged output raises :class:`InputError` with its number, or, given
+    ``skip``, is passed to it and left out (the command line warns and goes on) once an earlier
+    line was read: a file whose first line is not tagged output is not tagged output.
     """
-    return (line.record for line in read_tagged_lines(source, stdin=stdin))
+    return (line.record for line in read_tagged_lines(source, stdin=stdin, skip=skip))
 
 
 def read_tagged_lines(
-    source: str | Path, *, stdin: Iterable[bytes] | None = None
+    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
 ) -> Iterator[TaggedLine]:
     """Each non-blank line of tagged output with its number and bytes (``filter`` copies them
     through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
-    if str(source) == STDIN:
-        return _parse_lines(stdin if stdin is not None else sys.stdin.buffer, STDIN_NAME)
-    return _parse_lines(read_lines(source), str(source))
+    if is_stdio(source) and stdin is not None:
+        return _parse_lines(lines_of(stdin, STDIN_NAME), STDIN_NAME, skip)
+    name = STDIN_NAME if is_stdio(source) else str(source)
+    return _parse_lines(read_lines(source), name, skip)
 
 
-def _parse_lines(lines: Iterable[bytes], name: str) -> Iterator[TaggedLine]:
+def _parse_lines(lines: Iterable[bytes], name: str, skip: Skip | None) -> Iterator[TaggedLine]:
+    read = 0
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        yield TaggedLine(
-            number,
-            raw if raw.endswith(b"\n") else raw + b"\n",
-            parse_tagged_line(raw, source=name, line=number),
-        )
+        try:
+            record = parse_tagged_line(raw, source=name, line=number)
+        except InputError as exc:
+            error = exc
+            if not raw.endswith(b"\n"):  # the last line, cut short
+                error = InputError(
+                    "the file ends in the middle of this line (an interrupted run?); the lines "
+                    "before it are read",
+                    source=name,
+                    line=number,
+                )
+            if skip is None or not read:
+                raise error from None
+            skip(error)
+            continue
+        read += 1
+        yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n", record)
+
+
+def same_taxonomy(
+    records: Iterable[T], taxonomy: Taxonomy, warn: Callable[[str], None], source: str
+) -> Iterator[T]:
+    """The records (or tagged lines), with a warning (once) if one was tagged with another
+    taxonomy than ``taxonomy``: its areas may not be this taxonomy's, and counts by area would
+    mislead."""
+    for number, item in enumerate(records, start=1):
+        record = item.record if isinstance(item, TaggedLine) else item
+        if record.provenance.taxonomy_sha256 != taxonomy.sha256 and warn is not None:
+            warn(
+                f"{source}: paper {number} was tagged with taxonomy version "
+                f"{record.provenance.taxonomy_version} (sha256 "
+                f"{record.provenance.taxonomy_sha256[:12]}), not with {taxonomy.source} "
+                f"(version {taxonomy.version}, sha256 {taxonomy.sha256[:12]}): areas it does not "
+                "have are not counted; pass the taxonomy it was tagged with (--taxonomy)"
+            )
+            warn = None
+        yield item
 
 
 def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
@@ -137,8 +197,8 @@ def tagged_from_object(
 
 def _not_tagged(exc: ValidationError, **where: Any) -> InputError:
     errors = exc.errors(include_url=False)
-    if any(not e["loc"] or e["loc"][0] in ("paper", "tags") for e in errors):
-        return InputError(NOT_TAGGED, **where)  # not even close
+    if any(e["type"] == "json_invalid" or e["loc"] in ((), ("paper",), ("tags",)) for e in errors):
+        return InputError(NOT_TAGGED, **where)  # not even close: no paper, no tags
     first = errors[0]
     field = ".".join(str(part) for part in first["loc"])
     message = first["msg"][:1].lower() + first["msg"][1:]
@@ -149,37 +209,17 @@ def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:
     """Whether ``source`` (a file, or "-") holds tagged output rather than papers to tag, judged
     by its first non-blank line. For stdin, also the lines to read it from next, the peeked ones
     included: pass them on as ``stdin=`` so that nothing is read twice or lost."""
-    if str(source) == STDIN:
-        lines = iter(sys.stdin.buffer)
-        head: list[bytes] = []
-        for line in lines:
-            head.append(line)
-            if line.strip():
-                break
-        return _is_tagged(head[-1] if head else b""), _chain(head, lines)
-    for line in read_lines(source):
+    lines = read_lines(source)
+    head: list[bytes] = []
+    for line in lines:
+        head.append(line)
         if line.strip():
-            return _is_tagged(line), None
-    return False, None
-
-
-def read_lines(source: str | Path) -> Iterator[bytes]:
-    """The lines of a file, with an InputError rather than an OSError when it cannot be read."""
-    name = str(source)
-    try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed by the generator
-    except FileNotFoundError:
-        raise InputError("no such file", source=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", source=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read it: {exc.strerror}", source=name) from None
-    return _lines_of(handle)
-
-
-def _lines_of(handle: IO[bytes]) -> Iterator[bytes]:
-    with handle:
-        yield from handle
+            break
+    tagged = _is_tagged(head[-1]) if head else False
+    if is_stdio(source):
+        return tagged, _chain(head, lines)
+    lines.close()
+    return tagged, None
 
 
 def _is_tagged(raw: bytes) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections import deque
+import contextlib
+import os
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from . import embedders
 from .config import TaggerConfig
+from .errors import TaggerError
 from .keyphrases import KeyphraseExtractor
 from .matching import RuleSet
 from .records import Paper, Provenance, TaggedPaper
@@ -48,6 +51,7 @@ class Tagger:
         self.config = config if config is not None else TaggerConfig()
         self._own_embedder = embedder
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
+        self._worker_timeouts: Counter[tuple[str, str]] = Counter()
 
     @classmethod
     def from_taxonomy(
@@ -85,7 +89,15 @@ class Tagger:
             taxonomy_sha256=self.taxonomy.sha256,
             embedding_model=self.embedder.name,
             spacy_model=f"{meta['lang']}_{meta['name']}-{meta['version']}",
+            settings=self.config.output_settings(),
         )
+
+    @property
+    def pattern_timeouts(self) -> Counter[tuple[str, str]]:
+        """(area, pattern) -> how many papers the pattern was skipped for, having run over its
+        time limit, in this process and its workers."""
+        rules = self.__dict__.get("rules")
+        return self._worker_timeouts + (rules.timeouts if rules else Counter())
 
     def tag(self, paper: Paper) -> TaggedPaper:
         """Tag one paper."""
@@ -111,12 +123,18 @@ class Tagger:
             return
         pool = self._pool(workers)
         pending: deque = deque()
+
+        def next_results() -> list[TaggedPaper]:
+            results, timeouts = pending.popleft().result()
+            self._worker_timeouts.update(timeouts)
+            return results
+
         for batch in batches:
             pending.append(pool.submit(_tag_in_worker, batch))
             if len(pending) >= 2 * workers:
-                yield from pending.popleft().result()
+                yield from next_results()
         while pending:
-            yield from pending.popleft().result()
+            yield from next_results()
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
@@ -151,14 +169,14 @@ class Tagger:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            context = multiprocessing.get_context(
-                "spawn"
-            )  # forking a process running torch can hang
+            _check_memory(workers)
+            # spawn, not fork: forking a process that runs torch can hang
+            context = multiprocessing.get_context("spawn")
             pool = ProcessPoolExecutor(
                 workers,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(self.taxonomy, self.config),
+                initargs=(self.taxonomy, self.config, os.getpid()),
             )
             self._workers = (workers, pool)
         return self._workers[1]
@@ -182,11 +200,32 @@ def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
         yield batch
 
 
+# What one worker process holds once its models are loaded (torch, MiniLM, spaCy): two workers
+# measured 1.25 GB together on the machines this was written on.
+WORKER_MEMORY = 650 * 2**20
+
+
+def _check_memory(workers: int) -> None:
+    """Refuse a number of workers whose models cannot fit in the memory available now."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            fields = dict(line.split(":", 1) for line in meminfo)
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return  # not Linux: nothing to go by
+    if workers * WORKER_MEMORY > available:
+        raise TaggerError(
+            f"{workers} workers need about {workers * WORKER_MEMORY / 2**30:.1f} GB for their "
+            f"models, and {available / 2**30:.1f} GB is available: use fewer workers"
+        )
+
+
 _worker_tagger: Tagger | None = None
 
 
-def _start_worker(taxonomy: Taxonomy, config: TaggerConfig) -> None:
-    """Runs once in each worker process: one thread each, so workers do not fight for cores."""
+def _start_worker(taxonomy: Taxonomy, config: TaggerConfig, parent: int) -> None:
+    """Runs once in each worker process: one thread each, so workers do not fight for cores, and
+    a life no longer than the parent's, however the parent ends (even kill -9)."""
     global _worker_tagger
     import signal
 
@@ -194,12 +233,37 @@ def _start_worker(taxonomy: Taxonomy, config: TaggerConfig) -> None:
     from threadpoolctl import threadpool_limits
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-
+    _end_with_parent(parent)
     torch.set_num_threads(1)
     threadpool_limits(1)
     _worker_tagger = Tagger(taxonomy, config)
 
 
-def _tag_in_worker(batch: list[Paper]) -> list[TaggedPaper]:
+def _end_with_parent(parent: int) -> None:
+    """Linux sends this process SIGTERM when its parent ends; elsewhere, and in case the parent
+    ended before that was set, a watchdog thread checks once a second."""
+    import threading
+    import time
+
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="tagger-parent-watch").start()
+
+
+def _tag_in_worker(batch: list[Paper]) -> tuple[list[TaggedPaper], Counter[tuple[str, str]]]:
     assert _worker_tagger is not None, "worker was not started with _start_worker"
-    return _worker_tagger.tag_batch(batch)
+    results = _worker_tagger.tag_batch(batch)
+    timeouts = Counter(_worker_tagger.rules.timeouts)
+    _worker_tagger.rules.timeouts.clear()
+    return results, timeouts

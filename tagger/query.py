@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from .display import printable
 from .errors import TaggerError
 from .records import TaggedPaper
 
@@ -52,8 +53,9 @@ def filter_tagged(
 
 def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Iterator[bytes]:
     """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
-    it was; ``csv``, a header then id, title, venue, year and tags; ``ids``; or ``titles`` (an
-    untitled paper shows the first 100 characters of its abstract)."""
+    it was; ``csv`` (RFC 4180), a header then id, title, venue, year and tags; ``ids``, one a
+    line; or ``titles`` (an untitled paper shows the first 100 characters of its abstract), one
+    a line with control characters escaped."""
     if format == "csv":
         yield _csv_row(["id", "title", "venue", "year", "tags"])
     for line in lines:
@@ -64,13 +66,20 @@ def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Itera
             tags = ";".join(tag.id for tag in line.record.tags)
             yield _csv_row([paper.id, paper.title or "", paper.venue or "", paper.year or "", tags])
         else:
-            text = paper.id if format == "ids" else paper.title or paper.abstract[:100]
+            text = paper.id if format == "ids" else printable(paper.title or paper.abstract[:100])
             yield f"{text}\n".encode()
 
 
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # how a spreadsheet formula or a trick starts
+
+
 def _csv_row(values: list) -> bytes:
+    """One CSV row, CRLF-ended so that a cell holding a line break (a lone CR included) is
+    quoted; a text cell a spreadsheet would run as a formula is neutralised with a leading
+    apostrophe, as OWASP recommends."""
+    cells = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA) else v for v in values]
     text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerow(values)
+    csv.writer(text, lineterminator="\r\n").writerow(cells)
     return text.getvalue().encode()
 
 
@@ -136,9 +145,13 @@ def _tokenize(text: str) -> list[str]:
     return tokens
 
 
+MAX_NESTING = 50  # of parentheses and 'not's: deeper expressions are refused, never recursed into
+
+
 class _Parser:
     def __init__(self, tokens: list[str], known: Collection[str], text: str) -> None:
         self.tokens, self.known, self.text, self.position = tokens, known, text, 0
+        self.depth = 0
 
     def peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -166,14 +179,23 @@ class _Parser:
 
     def factor(self) -> Predicate:
         token = self.take()
+        if token in ("not", "("):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise QueryError(
+                    f"--where {self.text[:40]!r}...: parentheses and 'not's nest more than "
+                    f"{MAX_NESTING} deep"
+                )
         if token == "not":
             inner = self.factor()
+            self.depth -= 1
             return lambda areas: not inner(areas)
         if token == "(":
             inner = self.expression()
             if self.peek() != ")":
                 raise QueryError(f"--where {self.text!r}: a '(' is not closed")
             self.take()
+            self.depth -= 1
             return inner
         if token == ")" or token in _KEYWORDS:
             raise QueryError(f"--where {self.text!r}: expected an area id, got {token!r}")

@@ -11,22 +11,22 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import os
 import re
-import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePath
-from typing import Any
+from typing import IO, Any
 
 import orjson
 from pydantic import ValidationError
 
-from .errors import STDIN_NAME, InputError
+from .errors import STDIN_NAME, InputError, InputNotice
+from .files import is_stdio, lines_of, open_input
 from .output import is_tagged_object, tagged_from_object
-from .records import FIELD_ALIASES, Paper
+from .records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
 
 FORMATS = ("text", "jsonl", "json", "csv")
+MAX_JSON_BYTES = 512 * 2**20
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -49,10 +49,15 @@ _CSV_FIELD_LIMIT = 2**31 - 1  # the largest value csv.field_size_limit accepts e
 
 _JSON_ARRAY_START = re.compile(r"\[\s*(?:[\[{\]\"]|$)")
 _JSON_OBJECT_START = re.compile(r"\{\s*(?:[\"}]|$)")
-_HEADER_MAX_CHARS = 80
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-# A venue is a word with at least two capitals: ICML, ICLR, NeurIPS, CoRL, EMNLP.
-_VENUE = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?![A-Za-z])")
+# A paper list's header names a venue (a word with two capitals or more: ICML, NeurIPS, CoRL) and
+# a year, in either order, perhaps followed by "(accepted) papers" or 论文列表, and nothing else.
+_HEADER = re.compile(
+    r"\s*(?:(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*(?P<year>(?:19|20)\d\d)"
+    r"|(?P<year2>(?:19|20)\d\d)\s+(?P<venue2>[A-Z][A-Za-z]*[A-Z][A-Za-z]*))"
+    r"(?:\s+(?i:(?:accepted\s+)?papers?|paper\s+list|abstracts?)|\s*(?:论文列表|论文摘要|论文))?"
+    r"\s*[:：]?\s*"
+)
+_SHORT_PARAGRAPH = 120  # a one-line first paragraph shorter than this may be a header
 # 19 digits or more may be an integer beyond 64 bits, which orjson reads as a float.
 _LONG_DIGITS = re.compile(r"\d{19}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -61,27 +66,38 @@ _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def iter_records(
-    source: str | Path, *, format: str | None = None, stdin: Iterable[bytes] | None = None
-) -> Iterator[Paper | InputError]:
+    source: str | Path,
+    *,
+    format: str | None = None,
+    stdin: IO[bytes] | Iterable[bytes] | None = None,
+    notices: bool = False,
+) -> Iterator[Paper | InputError | InputNotice]:
     """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
 
-    ``format`` is one of FORMATS; by default it comes from the file name, else the content.
-    ``stdin`` (lines of bytes) stands in for standard input.
+    ``format`` is one of FORMATS; by default it comes from the file name (a ``.gz`` suffix aside:
+    gzip is read transparently), else the content. ``stdin`` (a binary stream, or its lines)
+    stands in for standard input. The file is opened now: a missing one raises at once. With
+    ``notices``, an :class:`InputNotice` also comes where the reader has something to say that
+    is no error (a paper list's header line, read for its venue and year).
     """
     if format is not None and format not in FORMATS:
         raise InputError(
             f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(source)
         )
-    if str(source) == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return _read_stream(stream, STDIN_NAME, "", format)
-    path = Path(source)
-    _check_file(path)
-    return _read_file(path, format)
+    if is_stdio(source) and stdin is not None:
+        records = _read_stream(lines_of(stdin, STDIN_NAME), STDIN_NAME, "", format)
+    else:
+        stream, name = open_input(source)
+        file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+        records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
+    return records if notices else (r for r in records if not isinstance(r, InputNotice))
 
 
 def read_papers(
-    source: str | Path, *, format: str | None = None, stdin: Iterable[bytes] | None = None
+    source: str | Path,
+    *,
+    format: str | None = None,
+    stdin: IO[bytes] | Iterable[bytes] | None = None,
 ) -> Iterator[Paper]:
     """Like ``iter_records``, but raise the first InputError instead of yielding it."""
     return _raise_errors(iter_records(source, format=format, stdin=stdin))
@@ -113,26 +129,12 @@ def detect_format(name: str, head: bytes) -> str:
 # --- files and streams -------------------------------------------------------------------------
 
 
-def _check_file(path: Path) -> None:
-    """Raise InputError unless ``path`` is something we can read papers from."""
+def _closing(stream: IO[bytes], records: Iterator[Paper | InputError]):
     try:
-        mode = path.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        raise InputError("no such file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read it: {exc.strerror}", source=str(path)) from None
-    if stat.S_ISDIR(mode):
-        raise InputError("is a directory, not a file of papers", source=str(path))
-    if not os.access(path, os.R_OK):
-        raise InputError("permission denied: the file is not readable", source=str(path))
-
-
-def _read_file(path: Path, format: str | None) -> Iterator[Paper | InputError]:
-    try:
-        with path.open("rb") as stream:
-            yield from _read_stream(stream, str(path), path.name, format)
-    except OSError as exc:
-        raise InputError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
+        yield from records
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
 
 def _read_stream(
@@ -140,7 +142,7 @@ def _read_stream(
 ) -> Iterator[Paper | InputError]:
     lines = _raw_lines(stream)
     head = _head(lines)
-    if head and head[0].startswith(_UTF16_BOMS):
+    if head and (head[0].startswith(_UTF16_BOMS) or _looks_utf16(b"".join(head))):
         raise InputError("the file is UTF-16; save it as UTF-8", source=source)
     chosen = format or detect_format(name, b"".join(head))
     lines = itertools.chain(head, lines)
@@ -165,6 +167,15 @@ def _raw_lines(stream: Iterable[bytes]) -> Iterator[bytes]:
     yield from lines
 
 
+def _looks_utf16(head: bytes) -> bool:
+    """UTF-16 without a byte-order mark: ASCII text with a NUL after (or before) every byte."""
+    sample = head[:64]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return (set(odd) == {0} and 0 not in even) or (set(even) == {0} and 0 not in odd)
+
+
 def _head(lines: Iterator[bytes]) -> list[bytes]:
     """Lines up to and including the first that is not blank: enough to tell the format."""
     head = []
@@ -176,11 +187,9 @@ def _head(lines: Iterator[bytes]) -> list[bytes]:
 
 
 def _text_lines(lines: Iterable[bytes]) -> Iterator[str]:
-    """Decode line by line; CRLF becomes LF, and bytes that are not UTF-8 are kept as
-    surrogates (surrogateescape) for ``_utf8_problem`` to report."""
+    """Decode line by line; bytes that are not UTF-8 are kept as surrogates (surrogateescape)
+    for ``_utf8_problem`` to report."""
     for raw in lines:
-        if raw.endswith(b"\r\n"):
-            raw = raw[:-2] + b"\n"
         yield raw.decode("utf-8", "surrogateescape")
 
 
@@ -238,19 +247,36 @@ def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
 # --- paper-list text ---------------------------------------------------------------------------
 
 
-def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError | InputNotice]:
     """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` gives the venue
-    and year of them all."""
+    and year of them all (and is said to: a notice); a short one that is no such header is read
+    as a paper, with a notice that it may have been meant as one."""
     paragraphs = _paragraphs(_text_lines(lines))
     first = next(paragraphs, None)
     if first is None:
         return
     header = _venue_and_year(first[1])
     venue, year = header if header else (None, None)
-    if header is None:
+    if header:
+        yield InputNotice(
+            f"{first[1]!r} is the header: venue {venue}, year {year}", source=source, line=first[0]
+        )
+    else:
         paragraphs = itertools.chain([first], paragraphs)
+        if "\n" not in first[1] and len(first[1]) < _SHORT_PARAGRAPH and not first[1].endswith("."):
+            yield InputNotice(
+                f"{first[1]!r} is read as a paper: a header names a venue and a year and nothing "
+                "else, like 'ICML 2025 Papers'",
+                source=source,
+                line=first[0],
+            )
     for line, text in paragraphs:
         problem = _utf8_problem(text)
+        if len(text) > MAX_ABSTRACT_CHARS:  # cut short by _paragraphs
+            problem = (
+                f"the paragraph is over {MAX_ABSTRACT_CHARS:,} characters long; tagger reads "
+                "abstracts of up to that (is this a whole paper?)"
+            )
         if problem:
             yield InputError(problem, source=source, line=line)
         else:
@@ -259,12 +285,16 @@ def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputErr
 
 def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     """Runs of non-blank lines, each with the number of its first line, surrounding whitespace
-    stripped and inner line breaks kept."""
-    start, block = 0, []
+    stripped and inner line breaks kept. A run longer than any abstract may be is not kept whole
+    (its first MAX_ABSTRACT_CHARS + 1 characters stand for it), so no file fills the memory."""
+    start, block, size = 0, [], 0
     for number, line in enumerate(lines, 1):
         if line.strip():
-            start = start if block else number
-            block.append(line)
+            if not block:
+                start, size = number, 0
+            if size <= MAX_ABSTRACT_CHARS:
+                block.append(line[: MAX_ABSTRACT_CHARS + 1 - size])
+            size += len(line)
         elif block:
             yield start, "".join(block).strip()
             block = []
@@ -274,13 +304,10 @@ def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
     """The venue and year a header line like ``ICLR 2025 论文列表`` names, if it is one."""
-    if "\n" in paragraph or len(paragraph) > _HEADER_MAX_CHARS or paragraph.endswith("."):
+    found = _HEADER.fullmatch(paragraph)
+    if found is None:
         return None
-    year = _YEAR.search(paragraph)
-    venue = _VENUE.search(paragraph)
-    if year is None or venue is None:
-        return None
-    return venue.group(), int(year.group())
+    return found["venue"] or found["venue2"], int(found["year"] or found["year2"])
 
 
 # --- JSON Lines and JSON -----------------------------------------------------------------------
@@ -305,8 +332,19 @@ def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputEr
 
 
 def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
-    """A JSON array of paper objects (or one object). The file is parsed whole."""
-    data = b"".join(lines)
+    """A JSON array of paper objects (or one object). The file is parsed whole, so it may be
+    at most MAX_JSON_BYTES long."""
+    parts, size = [], 0
+    for line in lines:
+        parts.append(line)
+        size += len(line)
+        if size > MAX_JSON_BYTES:
+            raise InputError(
+                f"a JSON array is read whole, and this one is over {MAX_JSON_BYTES // 2**20} MB: "
+                "write one paper per line (JSON Lines) instead",
+                source=source,
+            )
+    data = b"".join(parts)
     if not data.strip():
         return
     document = _load_json_document(data, source)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -22,6 +23,10 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 
 
 MAX_ABSTRACT_CHARS = 200_000  # real abstracts are a few thousand characters; spaCy stops at 1M
+MAX_TITLE_CHARS = 2_000  # real titles are under 300
+MAX_ID_CHARS = 1_000
+MAX_DEPTH = 64  # of a field's nested lists and objects: what the JSON readers and writers all take
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def stable_id(venue: str | None, abstract: str) -> str:
@@ -55,7 +60,9 @@ class Paper(BaseModel):
                 if data.get(name) not in (None, ""):
                     data[ours] = data.pop(name)
                     break
-        if data.get("id") is not None and not isinstance(data["id"], str):
+        if data.get("id") is None:
+            data.pop("id", None)  # no id (or "id": null): a stable one is made below
+        elif not isinstance(data["id"], str):
             data["id"] = str(data["id"])
         if isinstance(data.get("keywords"), str):
             data["keywords"] = [
@@ -77,11 +84,53 @@ class Paper(BaseModel):
             )
         return value
 
+    @field_validator("title")
+    @classmethod
+    def _title_fits(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > MAX_TITLE_CHARS:
+            raise ValueError(
+                f"the title is {len(value):,} characters long; tagger reads titles of up to "
+                f"{MAX_TITLE_CHARS:,}"
+            )
+        return value
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_one_line(cls, value: str) -> str:
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(
+                f"the id is {len(value):,} characters long; ids may have up to {MAX_ID_CHARS:,}"
+            )
+        if _CONTROL.search(value):
+            raise ValueError(f"the id {value!r} holds a line break or another control character")
+        return value
+
     @model_validator(mode="after")
     def _fill_id(self) -> Paper:
+        for name, value in (self.model_extra or {}).items():
+            if _depth(value) > MAX_DEPTH:
+                raise ValueError(
+                    f"field {name!r} is nested more than {MAX_DEPTH} levels deep; tagger keeps "
+                    "fields it does not know, and cannot keep this one"
+                )
         if not self.id:
             self.id = stable_id(self.venue, self.abstract)
         return self
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (a scalar is 0), without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        current, depth = todo.pop()
+        if isinstance(current, dict):
+            current = list(current.values())
+        if isinstance(current, list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_DEPTH:
+                break
+            todo.extend((item, depth + 1) for item in current)
+    return deepest
 
 
 TextField = Literal["title", "abstract"]
@@ -139,11 +188,18 @@ class AreaTag(BaseModel):
 
 
 class Provenance(BaseModel):
+    """What wrote the line: enough to tell whether two lines were tagged alike."""
+
     tagger_version: str
     taxonomy_version: str
     taxonomy_sha256: str
     embedding_model: str
     spacy_model: str
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The settings (TaggerConfig) that differed from their defaults, of those "
+        "that change the output.",
+    )
 
 
 class TaggedPaper(BaseModel):

@@ -2,29 +2,35 @@
 
 :func:`tag_files` is what `tagger tag` does, for Python callers too: it reads every input, reports
 each record it cannot read (and writes it to the errors report), warns of repeated paper ids, tags
-the rest in input order, and with ``resume=True`` continues an interrupted run's output. The CLI
-only adds option parsing and the summary line.
+the rest in input order, and with ``resume=True`` continues an interrupted run's output, once it
+has proved that output was written by the same configuration from the same inputs. The CLI only
+adds option parsing and the summary line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import sys
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .errors import InputError, TaggerError
+from .errors import InputError, InputNotice, TaggerError
+from .files import STDIO, check_outputs, is_stdio, open_output
+from .matching import PATTERN_TIMEOUT
 from .output import JsonlWriter, cut_partial_line, dumps, read_tagged
 from .pipeline import Tagger
 from .readers import iter_records
-from .records import Paper
+from .records import Paper, Provenance, TaggedPaper
 
 
 class RunWarning(UserWarning):
-    """A record was skipped, or a paper id came twice: the run goes on."""
+    """A record was skipped, a paper id came twice, a pattern ran too long: the run goes on."""
 
 
 @dataclass
@@ -62,121 +68,227 @@ def tag_files(
     workers: int = 1,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> RunSummary:
-    """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, or a
+    """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, "-" or a
     binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
-    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. With
-    ``resume``, the complete lines already in ``output`` are kept (a half-written last line is
-    cut off), checked to be the first papers of the inputs, and only the rest are tagged: the
-    file ends as one uninterrupted run would have written it. Lines are written whole and
-    flushed one by one, so a run that is killed leaves only complete lines.
+    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
+    the readers say that is no error (a paper list's header line) goes to ``note``, if given.
+    No output may be an input or another output, and each is locked while the run writes it.
+    With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
+    is cut off) once they are shown to be this configuration's output for the first papers of the
+    inputs, and only the rest are tagged: the file ends as one uninterrupted run would have
+    written it. Lines are written whole and flushed one by one, so a killed run leaves only
+    complete lines. ``workers`` is capped at the cores this process may use.
     """
     warn = warn or _warn
+    if is_stdio(output):
+        output = sys.stdout.buffer
     path = None if hasattr(output, "write") else Path(output)
     if resume and path is None:
         raise ValueError("resume=True needs an output file: the output of the run to continue")
+    stdout = STDIO if output is sys.stdout.buffer else None
+    check_outputs({"the output": path or stdout, "the errors report": errors}, inputs)
     # Opening every input now makes a missing file fail before the models load.
-    readers = [iter_records(source, format=format) for source in inputs]
-    done = _resume_point(path) if resume and path.exists() else []
-    summary = RunSummary(
-        output=str(path) if path else None,
-        errors=str(errors) if errors else None,
-        resumed=len(done),
-    )
-    seen: set[str] = set()
-
-    def papers(report: IO[bytes] | None) -> Iterator[Paper]:
-        position = 0  # of the paper among the inputs' papers
-        for item in itertools.chain.from_iterable(readers):
-            if isinstance(item, InputError):
-                summary.rejected += 1
-                warn(f"skipped {item}")
-                if report:
-                    report.write(
-                        dumps(
-                            {
-                                "source": item.source,
-                                "line": item.line,
-                                "record": item.record,
-                                "id": item.record_id,
-                                "reason": item.reason,
-                            }
-                        )
-                    )
-                continue
-            if item.id in seen:
-                summary.duplicates += 1
-                warn(
-                    f"paper id {item.id!r} appears again; both records are tagged and kept, "
-                    "in input order"
-                )
-            seen.add(item.id)
-            position += 1
-            if position <= len(done):  # tagged by the run being resumed
-                if item.id != done[position - 1]:
-                    raise InputError(
-                        f"line {position} holds paper {done[position - 1]!r} but the inputs' "
-                        f"paper {position} is {item.id!r}: this file is not an earlier run "
-                        "over these inputs (remove it, or drop --resume)",
-                        source=str(path),
-                    )
-                continue
-            yield item
+    readers = [iter_records(source, format=format, notices=True) for source in inputs]
+    workers = _usable_workers(workers, warn)
+    summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
     with contextlib.ExitStack() as stack:
-        report = _open(stack, errors, "wb") if errors else None
-        stream = _open(stack, path, "ab" if resume else "wb") if path else output
-        writer = JsonlWriter(stream)
-        results: Iterable = tagger.tag_many(papers(report), workers=workers)
+        stream = stack.enter_context(_closing(open_output(path, append=resume))) if path else output
+        resumed = _Resume(path, tagger.provenance) if resume else None
+        summary.resumed = len(resumed.records) if resumed else 0
+        report = stack.enter_context(_closing(open_output(errors))) if errors else None
+        records = itertools.chain.from_iterable(readers)
+        papers = _papers(records, summary, report, warn, note or _quiet, resumed)
+        results: Iterable[TaggedPaper] = tagger.tag_many(papers, workers=workers)
         if progress:
-            import sys
-
             from tqdm import tqdm
 
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+        timeouts = _TimeoutReport(tagger, warn)
+        writer = JsonlWriter(stream)
         try:
             for tagged in results:
                 writer.write(tagged)
+                timeouts.check()
         except BrokenPipeError:
             raise
         except OSError as exc:  # a full disk, a vanished mount
+            where = f"write {path}" if path else "write the output"
+            hint = (
+                "fix this and run the same command with --resume to continue"
+                if path
+                else "write to a file with -o FILE to be able to resume"
+            )
             raise TaggerError(
-                f"cannot write {path or 'the output'}: {exc.strerror or exc}. The "
-                f"{writer.count:,} lines written are complete; fix this and run the same "
-                "command with --resume to continue"
+                f"cannot {where}: {exc.strerror or exc}. The {writer.count:,} lines written are "
+                f"complete; {hint}"
             ) from None
         finally:
             summary.tagged = writer.count
+        timeouts.finish()
     return summary
 
 
-def _resume_point(path: Path) -> list[str]:
-    """The paper ids of the complete lines of an earlier run's output, in order."""
-    cut_partial_line(path)
+def _papers(
+    records: Iterator[Paper | InputError | InputNotice],
+    summary: RunSummary,
+    report: IO[bytes] | None,
+    warn: Callable[[str], None],
+    note: Callable[[str], None],
+    resumed: _Resume | None,
+) -> Iterator[Paper]:
+    """The papers to tag: rejected records reported, repeated ids warned of, and the papers an
+    interrupted run already tagged checked against its output and skipped."""
+    seen: set[str] = set()
+    position = 0  # of the paper among the inputs' papers
+    for item in records:
+        if isinstance(item, InputNotice):
+            note(str(item))
+            continue
+        if isinstance(item, InputError):
+            summary.rejected += 1
+            warn(f"skipped {item}")
+            if report:
+                where = {"source": item.source, "line": item.line, "record": item.record}
+                report.write(dumps({**where, "id": item.record_id, "reason": item.reason}))
+            continue
+        if item.id in seen:
+            summary.duplicates += 1
+            warn(
+                f"paper id {item.id!r} appears again; both records are tagged and kept, "
+                "in input order"
+            )
+        seen.add(item.id)
+        position += 1
+        if resumed and resumed.covers(position, item):
+            continue
+        yield item
+    if resumed:
+        resumed.check_count(position)
+
+
+class _Resume:
+    """The output of an interrupted run, proved to be this run's beginning: the same tagger
+    version, taxonomy, models and settings on every line, and line by line the same papers as
+    the inputs give (ids, text and every other field), no more lines than the inputs have."""
+
+    def __init__(self, path: Path, provenance: Provenance) -> None:
+        self.path = path
+        cut_partial_line(path)
+        try:
+            self.records = list(read_tagged(path))
+        except InputError as exc:
+            raise InputError(
+                f"{exc.reason}: cannot resume from this file", source=exc.source, line=exc.line
+            ) from None
+        for number, record in enumerate(self.records, start=1):
+            if record.provenance != provenance:
+                raise self._refusal(number, _differences(record.provenance, provenance))
+
+    def covers(self, position: int, paper: Paper) -> bool:
+        """Whether the ``position``-th paper of the inputs is already in the file (and is this
+        paper: anything else is refused)."""
+        if position > len(self.records):
+            return False
+        written = self.records[position - 1].paper
+        if written != paper:
+            changed = _changed_fields(written, paper)
+            raise self._refusal(
+                position,
+                f"it holds paper {written.id!r} and the inputs' paper {position} is "
+                f"{paper.id!r}" + (f" ({changed} changed)" if changed else ""),
+            )
+        return True
+
+    def check_count(self, papers: int) -> None:
+        if papers < len(self.records):
+            raise self._refusal(
+                papers + 1,
+                f"the file holds {len(self.records):,} papers, the inputs only {papers:,}",
+            )
+
+    def _refusal(self, line: int, why: str) -> InputError:
+        return InputError(
+            f"cannot resume: line {line} was not written by this run's configuration from these "
+            f"inputs: {why}. Remove the file to start again, or run as it was run",
+            source=str(self.path),
+        )
+
+
+def _differences(written: Provenance, now: Provenance) -> str:
+    """What differs between the provenance of a line and this run's, in words."""
+    found = []
+    for name, label in [
+        ("tagger_version", "tagger"),
+        ("taxonomy_version", "taxonomy version"),
+        ("taxonomy_sha256", "taxonomy sha256"),
+        ("embedding_model", "embedding model"),
+        ("spacy_model", "spaCy model"),
+    ]:
+        before, after = getattr(written, name), getattr(now, name)
+        if before != after:
+            found.append(f"{label} {before} (this run: {after})")
+    for name in sorted(set(written.settings) | set(now.settings)):
+        before, after = written.settings.get(name, "default"), now.settings.get(name, "default")
+        if before != after:
+            found.append(f"{name}={before} (this run: {after})")
+    return "written with " + ", ".join(found)
+
+
+def _changed_fields(written: Paper, paper: Paper) -> str:
+    before, after = written.model_dump(), paper.model_dump()
+    return ", ".join(
+        repr(k) for k in [*after, *before.keys() - after.keys()] if before.get(k) != after.get(k)
+    )
+
+
+class _TimeoutReport:
+    """Patterns that ran over their time limit: said once when first seen, counted at the end."""
+
+    def __init__(self, tagger: Tagger, warn: Callable[[str], None]) -> None:
+        self.tagger, self.warn, self.said = tagger, warn, set()
+
+    def check(self) -> None:
+        for area, pattern in self.tagger.pattern_timeouts.keys() - self.said:
+            self.said.add((area, pattern))
+            self.warn(
+                f"pattern {pattern!r} of area {area!r} ran over {PATTERN_TIMEOUT} s on a paper "
+                "and was skipped for it (`tagger taxonomy lint` flags patterns that backtrack)"
+            )
+
+    def finish(self) -> None:
+        self.check()
+        counts: Counter = self.tagger.pattern_timeouts
+        for (area, pattern), papers in sorted(counts.items()):
+            self.warn(f"pattern {pattern!r} of area {area!r} was skipped for {papers:,} papers")
+
+
+def _usable_workers(workers: int, warn: Callable[[str], None]) -> int:
+    """``workers``, capped at the cores this process may run on."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    if workers > cores:
+        warn(f"{workers} workers asked for, but tagger may use {cores} cores here: using {cores}")
+        return cores
+    return workers
+
+
+@contextlib.contextmanager
+def _closing(handle: IO[bytes]) -> Iterator[IO[bytes]]:
+    """Close quietly: a write that failed has been reported already."""
     try:
-        return [record.paper.id for record in read_tagged(path)]
-    except InputError as exc:
-        raise InputError(
-            f"{exc.reason}: cannot resume from this file", source=exc.source, line=exc.line
-        ) from None
+        yield handle
+    finally:
+        with contextlib.suppress(OSError):
+            handle.close()
 
 
-def _open(stack: contextlib.ExitStack, path: str | Path, mode: str) -> IO[bytes]:
-    """Unbuffered, so that each line reaches the file in one write; closed with the run, quietly
-    (a write that failed has been reported already)."""
-    try:
-        handle = open(path, mode, buffering=0)  # noqa: SIM115 - closed by the stack
-    except OSError as exc:
-        raise TaggerError(f"cannot write {path}: {exc.strerror or exc}") from None
-    stack.callback(_close_quietly, handle)
-    return handle
-
-
-def _close_quietly(handle: IO[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        handle.close()
+def _quiet(message: str) -> None:
+    pass
 
 
 def _warn(message: str) -> None:

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from .config import TaggerConfig
-from .matching import Hit
+from .matching import DisjointSpans, Hit, SpanIndex
 from .records import AreaTag, Evidence
 from .taxonomy import Taxonomy
 from .text import Analysis
@@ -52,12 +52,19 @@ def score_hits(
 
     own_raw: dict[str, float] = {}
     for area_id, indices in by_area.items():
-        below = [i for i in indices if hits[i].area != area_id]
+        below: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i in indices:
+            if hits[i].area != area_id:
+                below[hits[i].field].append((hits[i].start, hits[i].end))
+        taken = {field: SpanIndex(spans) for field, spans in below.items()}
         # an area's own hit on words a sub-area's rule also matched is the sub-area's evidence
         own = [
             i
             for i in indices
-            if hits[i].area == area_id and not any(hits[i].overlaps(hits[k]) for k in below)
+            if hits[i].area == area_id
+            and not (
+                hits[i].field in taken and taken[hits[i].field].overlaps(hits[i].start, hits[i].end)
+            )
         ]
         own_raw[area_id] = _evidence_sum(hits, weights, _count_once(hits, weights, own))
 
@@ -150,9 +157,12 @@ def _weigh(
 def _count_once(hits: list[Hit], weights: list[float], indices: list[int]) -> list[int]:
     """Of hits that overlap, keep the heaviest (then the longest); in text order."""
     kept: list[int] = []
+    spans: dict[str, DisjointSpans] = defaultdict(DisjointSpans)
     order = sorted(indices, key=lambda i: (-weights[i], -(hits[i].end - hits[i].start), i))
     for index in order:
-        if not any(hits[index].overlaps(hits[k]) for k in kept):
+        hit = hits[index]
+        if not spans[hit.field].overlaps(hit.start, hit.end):
+            spans[hit.field].add(hit.start, hit.end)
             kept.append(index)
     kept.sort(key=lambda i: (hits[i].field != "title", hits[i].start, i))
     return kept

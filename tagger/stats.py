@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from .display import printable
 from .records import TaggedPaper
 from .taxonomy import Taxonomy
 
@@ -70,7 +71,7 @@ def render(stats: CorpusStats, taxonomy: Taxonomy, *, top_pairs: int = 10) -> st
     venues = sorted(stats.venue_papers) if len(stats.venue_papers) > 1 else []
     width = max((len("  " * d + a.id) for d, a in taxonomy.walk() if stats.areas[a.id]), default=4)
     header = f"{'area':<{width}}  {'papers':>7}  {'share':>6}" + "".join(
-        f"  {v[:14]:>14}" for v in venues
+        f"  {printable(v)[:14]:>14}" for v in venues
     )
     lines = [f"{stats.papers:,} papers, {stats.untagged:,} with no tag", "", header]
     for depth, area in taxonomy.walk():

@@ -37,9 +37,15 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .display import printable
 from .errors import TaxonomyError
 from .schemes import schemes
 
+MAX_PHRASE_WORDS = 12  # of an alias, cue or exclusion: areas are named in a few words
+MAX_PHRASE_CHARS = 150
+MAX_ACRONYM_CHARS = 20
+MAX_PATTERN_CHARS = 1_000
+MAX_AREA_DEPTH = 16
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
 
 
@@ -90,6 +96,11 @@ class Area(BaseModel):
     @classmethod
     def _patterns_compile(cls, value: list[str]) -> list[str]:
         for pattern in value:
+            if len(pattern) > MAX_PATTERN_CHARS:
+                raise ValueError(
+                    f"regular expression {pattern[:40]!r}... is {len(pattern):,} characters long; "
+                    f"patterns may have up to {MAX_PATTERN_CHARS:,}"
+                )
             try:
                 regex.compile(pattern)
             except regex.error as exc:
@@ -107,6 +118,26 @@ class Area(BaseModel):
                     f"acronym {acronym!r} must be one word with no spaces "
                     "(put phrases under 'aliases')"
                 )
+            if len(acronym) > MAX_ACRONYM_CHARS:
+                raise ValueError(
+                    f"acronym {acronym[:20]!r}... is {len(acronym)} characters long; acronyms "
+                    f"may have up to {MAX_ACRONYM_CHARS}"
+                )
+        return value
+
+    @field_validator("aliases", "cues", "exclude")
+    @classmethod
+    def _phrases_are_short(cls, value: list[str]) -> list[str]:
+        for phrase in value:
+            words = len(phrase.split())
+            if words > MAX_PHRASE_WORDS or len(phrase) > MAX_PHRASE_CHARS:
+                raise ValueError(
+                    f"phrase {phrase[:40]!r}... has {words:,} words and {len(phrase):,} "
+                    f"characters; a rule phrase may have up to {MAX_PHRASE_WORDS} words and "
+                    f"{MAX_PHRASE_CHARS} characters"
+                )
+            if not phrase.strip():
+                raise ValueError("an empty phrase matches nothing; remove it")
         return value
 
 
@@ -197,7 +228,7 @@ class Taxonomy:
         lines = []
         for depth, area in self.walk():
             rules = len(area.aliases) + len(area.cues) + len(area.acronyms) + len(area.patterns)
-            lines.append(f"{'  ' * depth}{area.id}  {area.name}  ({rules} rules)")
+            lines.append(f"{'  ' * depth}{area.id}  {printable(area.name)}  ({rules} rules)")
         return "".join(line + "\n" for line in lines)
 
     def summary(self) -> str:
@@ -225,17 +256,22 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 
 
 def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
-    text = raw.decode("utf-8-sig", errors="strict") if isinstance(raw, bytes) else raw
-    data_bytes = text.encode("utf-8")
+    """Validate a taxonomy given as YAML text; ``source`` names it in messages."""
+    text = _decode(raw, source) if isinstance(raw, bytes) else raw
+    data_bytes = text.encode("utf-8", errors="surrogatepass")
     try:
         # one parse gives both the node tree (for line numbers) and the data; the C loader is
         # the same safe loader, ten times faster, when PyYAML was built with libyaml
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
         try:
             node = loader.get_single_node()
+            if node is not None:
+                _check_size(node, source)  # before anything walks the tree its aliases make
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
+    except RecursionError:
+        raise TaxonomyError([f"{source}: the YAML nests too deeply to read"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -267,6 +303,67 @@ def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
         source=source,
         lines=lines,
     )
+
+
+MAX_YAML_NODES = 1_000_000  # the shipped taxonomy has some 40,000
+MAX_YAML_DEPTH = 32  # a taxonomy file nests 6 deep: areas, an area, crosswalk, a scheme, a label
+
+
+def _decode(raw: bytes, source: str) -> str:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TaxonomyError([f"{source}: the file is UTF-16; save it as UTF-8"])
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, byte = raw.count(b"\n", 0, exc.start) + 1, raw[exc.start]
+        problem = f"invalid UTF-8 (byte 0x{byte:02X}); save the file as UTF-8"
+        raise TaxonomyError([f"{source} line {line}: {problem}"]) from None
+
+
+def _check_size(node: yaml.Node, source: str) -> None:
+    """Refuse a document that its aliases expand beyond MAX_YAML_NODES nodes (a 'billion laughs'),
+    that nests deeper than MAX_YAML_DEPTH, or whose anchor refers to itself: sizes are counted
+    once per node, so the check costs what the text does, not what it expands to."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key, kids = id(current), _kids(current)
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(kid)] for kid in kids)
+            depth[key] = 1 + max((depth[id(kid)] for kid in kids), default=0)
+            line = current.start_mark.line + 1
+            if size[key] > MAX_YAML_NODES:
+                raise TaxonomyError(
+                    [
+                        f"{source} line {line}: YAML aliases expand this to more than "
+                        f"{MAX_YAML_NODES:,} values; write the values out instead"
+                    ]
+                )
+            if depth[key] > MAX_YAML_DEPTH:
+                raise TaxonomyError(
+                    [f"{source} line {line}: the YAML nests more than {MAX_YAML_DEPTH} levels deep"]
+                )
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            line = current.start_mark.line + 1
+            raise TaxonomyError([f"{source} line {line}: a YAML anchor refers to itself"])
+        on_path.add(key)
+        stack.append((current, True))
+        stack.extend((kid, False) for kid in kids)
+
+
+def _kids(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
@@ -352,14 +449,21 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
     parents = {area.id: area.parent for area in areas}
     for index, area in enumerate(areas):
         chain, current = [area.id], area.parent
-        while current is not None and current in parents and current not in chain:
+        visited = {area.id}
+        while current is not None and current in parents and current not in visited:
             chain.append(current)
+            visited.add(current)
             current = parents[current]
+        line = lines.get(("areas", index, "parent"))
         if current == area.id:
-            line = lines.get(("areas", index, "parent"))
             problems.append(
                 f"{source} line {line}: area {area.id!r} is its own ancestor "
                 f"({' -> '.join(chain + [area.id])}); parents must form a tree"
+            )
+        elif current is None and len(chain) == MAX_AREA_DEPTH + 1:  # the first one too deep
+            problems.append(
+                f"{source} line {line}: area {area.id!r} lies more than {MAX_AREA_DEPTH} levels "
+                "deep; a taxonomy may have at most that many"
             )
     known = schemes()
     for index, area in enumerate(areas):

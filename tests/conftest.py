@@ -106,12 +106,15 @@ def nlp():
 
 
 def _provenance():
+    """As if tagged with the small test taxonomy (so that commands given it do not warn)."""
     from tagger.records import Provenance
+    from tagger.taxonomy import load_taxonomy
 
+    mini = load_taxonomy(MINI_TAXONOMY)
     return Provenance(
         tagger_version="9.9",
-        taxonomy_version="t1",
-        taxonomy_sha256="0",
+        taxonomy_version=mini.version,
+        taxonomy_sha256=mini.sha256,
         embedding_model="m",
         spacy_model="s",
     )

@@ -35,8 +35,11 @@ def test_hostile_input(name, tmp_path):
     assert len(lines) == expected["tagged"]
     for line in lines:
         assert json.loads(line)["paper"]["abstract"].strip()
+    for text in expected.get("stdout", []):
+        assert text in result.stdout, text
     if "error" in expected:
-        assert result.stderr.startswith(f"Error: {HOSTILE / name} {expected['error']}")
+        error = result.stderr.splitlines()[-1]
+        assert error.startswith(f"Error: {HOSTILE / name}") and expected["error"] in error
         return
     rejected = [json.loads(line) for line in errors.read_text().splitlines()]
     where = [(r["line"] if r["line"] is not None else r["record"]) for r in rejected]

@@ -132,3 +132,60 @@ def test_the_reader_reads_back_what_the_writer_wrote(tmp_path_factory, papers):
         )
     )
     assert list(read_papers(path)) == papers
+
+
+JSON_VALUE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+RECORD = st.fixed_dictionaries(
+    {},
+    optional={
+        "abstract": st.one_of(st.text(max_size=400), JSON_VALUE),
+        "title": st.one_of(st.text(max_size=80), JSON_VALUE),
+        "id": st.one_of(st.text(max_size=12), st.integers(), JSON_VALUE),
+        "venue": st.one_of(st.text(max_size=8), JSON_VALUE),
+        "year": st.one_of(st.integers(), st.text(max_size=6), JSON_VALUE),
+        "keywords": st.one_of(st.text(max_size=30), st.lists(st.text(max_size=10), max_size=3)),
+        "extra": JSON_VALUE,
+        "deep": st.integers(min_value=0, max_value=90).map(_nested),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(RECORD, max_size=6))
+def test_every_record_is_tagged_or_reported_and_the_run_never_raises(
+    hash_tagger, tmp_path_factory, records
+):
+    """Any JSON values in any fields, of any size: each input line ends up in the output or the
+    errors report, in order, and the run ends normally."""
+    import json as stdlib_json
+
+    from tagger import tag_files
+
+    folder = tmp_path_factory.mktemp("anything")
+    source, out, errors = folder / "in.jsonl", folder / "out.jsonl", folder / "errors.jsonl"
+    source.write_text("".join(stdlib_json.dumps(r) + "\n" for r in records))  # ASCII escapes
+    summary = tag_files(hash_tagger, [source], out, errors=errors, warn=lambda message: None)
+    written = [stdlib_json.loads(line) for line in out.read_text().splitlines()]
+    rejected = {stdlib_json.loads(line)["line"] for line in errors.read_text().splitlines()}
+    assert summary.tagged + summary.rejected == len(written) + len(rejected) == len(records)
+    kept = [r for line, r in enumerate(records, start=1) if line not in rejected]
+    assert [w["paper"]["abstract"] for w in written] == [r["abstract"] for r in kept]

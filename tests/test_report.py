@@ -52,7 +52,7 @@ def test_report_data_worked_out_by_hand():
     data = build_report(records, taxonomy, source="x.jsonl")
     assert (data["papers_total"], data["untagged"]) == (4, 1)
     assert data["venues"] == {"ICLR 2025": 2, "ICML 2025": 2}
-    assert (data["tagger_version"], data["taxonomy_version"]) == ("9.9", "t1")
+    assert (data["tagger_version"], data["taxonomy_version"]) == ("9.9", "test-1")
     assert [(a["id"], a["depth"], a["papers"]) for a in data["areas"]] == [
         ("rl", 0, 2),
         ("rl.multi-agent", 1, 1),
