@@ -468,10 +468,10 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     name="eval",
     **_example(
         "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
-        "tagger eval tagged.jsonl --scheme iclr_topic --json",
+        "tagger eval --judged judged/judged.jsonl",
     ),
 )
-@click.argument("papers", metavar="FILE")
+@click.argument("papers", metavar="[FILE]", required=False)
 @click.option(
     "--gold-field",
     default="primary_area",
@@ -481,8 +481,13 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 @click.option(
     "--scheme",
     type=click.Choice(list(schemes())),
-    required=True,
     help="Which crosswalk of the taxonomy the labels are in.",
+)
+@click.option(
+    "--judged",
+    type=FILE,
+    help="A judged set (judged/judged.jsonl): measure each tag against the judgments. Without "
+    "FILE, its own papers are tagged.",
 )
 @taxonomy_option
 @click.option(
@@ -496,20 +501,49 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
 @json_option
-def eval_(papers: str, taxonomy_path: Path | None, as_json: bool, **options: Any) -> None:
-    """Measure tags against authors' labels and keyphrases against authors' keywords.
+def eval_(
+    papers: str | None,
+    judged: Path | None,
+    taxonomy_path: Path | None,
+    as_json: bool,
+    scheme: str | None,
+    **options: Any,
+) -> None:
+    """Measure tags against authors' labels (--scheme) and keyphrases against authors'
+    keywords, or tags against a judged set (--judged).
 
     FILE holds labelled papers (any input format: they are tagged first) or the output of
     `tagger tag` (evaluated as it is); - reads stdin.
     """
     from .evaluate import evaluate_file, render
+    from .judged import Judgment, evaluate_judged, render_judged
     from .pipeline import Tagger
 
+    if judged is None and (papers is None or scheme is None):
+        raise click.UsageError("give FILE and --scheme, or --judged JUDGED")
+    if judged is not None and scheme is not None:
+        raise click.UsageError("--judged measures tags against judgments, not a --scheme")
     skipped = _Skipped()
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
-        result = evaluate_file(papers, tagger, skip=skipped, **options)
+        if judged is None:
+            result = evaluate_file(papers, tagger, scheme=scheme, skip=skipped, **options)
+            text, data = render(result), result.as_dict()
+        else:
+            from .evaluate import tagged_records
+
+            records, _ = tagged_records(
+                papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped
+            )
+            judgments = None
+            if papers is not None:
+                marked, _ = tagged_records(judged, tagger, skip=skipped)  # read as it is, or tagged
+                judgments = {r.paper.id: Judgment.of(r) for r in marked if Judgment.of(r)}
+            report = evaluate_judged(
+                records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
+            )
+            text, data = render_judged(report), report.as_dict()
     if as_json:
-        _print_json(result.as_dict())
+        _print_json(data)
     else:
-        click.echo(render(result), nl=False)
+        click.echo(text, nl=False)
     skipped.exit_if_any()

@@ -81,7 +81,12 @@ class TaggerConfig(Settings):
     )
 
     # --- tags ---
-    min_score: float = _setting(0.25, "Drop tags scoring below this.", minimum=0, maximum=1)
+    min_score: float = _setting(
+        0.7,
+        "Drop tags scoring below this (a score is the probability that the tag is right).",
+        minimum=0,
+        maximum=1,
+    )
     max_tags: int = _setting(10, "Keep at most this many tags per paper.", minimum=1)
     alias_weight: float = _setting(1.0, "Weight of an alias hit.", minimum=0)
     acronym_weight: float = _setting(1.0, "Weight of an acronym hit.", minimum=0)
@@ -102,10 +107,14 @@ class TaggerConfig(Settings):
     )
     saturation: float = _setting(4.0, "Evidence at which a score reaches 1 - 1/e.", minimum=1e-9)
     child_decay: float = _setting(
-        0.5,
+        0.7,
         "A parent adds its best sub-area's evidence, and this share of each other's.",
         minimum=0,
         maximum=1,
+    )
+
+    weigher: str = _setting(
+        "", "A weigher file (python -m tagger.calibrate makes one); empty: the one shipped."
     )
 
     # --- models and batching ---
@@ -161,7 +170,8 @@ def _check(owner: str, field: dataclasses.Field, value: Any) -> None:
     """Refuse a value of the wrong type or out of range, in scikit-learn's words."""
     low, high = field.metadata["minimum"], field.metadata["maximum"]
     if field.type == "str":
-        ok, wanted = isinstance(value, str) and bool(value), "a non-empty str"
+        ok = isinstance(value, str) and (bool(value) or field.name == "weigher")
+        wanted = "a non-empty str" if field.name != "weigher" else "a str"
     elif field.type == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
         wanted = "an int"

@@ -252,31 +252,7 @@ def evaluate_file(
     which ``tagger`` tags first (and, with ``save_tagged``, writes there), or of tagged output,
     evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases. A record
     that cannot be read raises InputError, or, given ``skip``, is passed to it and left out."""
-    from .readers import iter_records
-
-    tagged, stdin = sniff_tagged(source)
-    seconds = None
-    if tagged:
-        records = list(read_tagged(source, stdin=stdin, skip=skip))
-    else:
-        check_outputs({"--save-tagged": save_tagged}, [source])
-        with contextlib.ExitStack() as stack:  # the output opens before the work, not after
-            saved = stack.enter_context(open_output(save_tagged)) if save_tagged else None
-            papers = []
-            for item in iter_records(source, stdin=stdin):
-                if isinstance(item, InputError):
-                    if skip is None:
-                        raise item
-                    skip(item)
-                else:
-                    papers.append(item)
-            started = time.perf_counter()
-            records = list(tagger.tag_many(papers))
-            seconds = time.perf_counter() - started
-            if saved:
-                writer = JsonlWriter(saved)
-                for record in records:
-                    writer.write(record)
+    records, seconds = tagged_records(source, tagger, save_tagged=save_tagged, skip=skip)
     refs = None
     if references:
         texts = [f"{r.paper.title or ''}. {r.paper.abstract}" for r in records]
@@ -292,6 +268,41 @@ def evaluate_file(
         references=refs,
         seconds=seconds,
     )
+
+
+def tagged_records(
+    source: str | Path,
+    tagger: Tagger,
+    *,
+    save_tagged: str | Path | None = None,
+    skip: Skip | None = None,
+) -> tuple[list[TaggedPaper], float | None]:
+    """The tagged records of ``source``: read as they are when it holds tagged output, else its
+    papers tagged by ``tagger`` (and written to ``save_tagged``), with the seconds that took."""
+    from .readers import iter_records
+
+    tagged, stdin = sniff_tagged(source)
+    if tagged:
+        return list(read_tagged(source, stdin=stdin, skip=skip)), None
+    check_outputs({"--save-tagged": save_tagged}, [source])
+    with contextlib.ExitStack() as stack:  # the output opens before the work, not after
+        saved = stack.enter_context(open_output(save_tagged)) if save_tagged else None
+        papers = []
+        for item in iter_records(source, stdin=stdin):
+            if isinstance(item, InputError):
+                if skip is None:
+                    raise item
+                skip(item)
+            else:
+                papers.append(item)
+        started = time.perf_counter()
+        records = list(tagger.tag_many(papers))
+        seconds = time.perf_counter() - started
+        if saved:
+            writer = JsonlWriter(saved)
+            for record in records:
+                writer.write(record)
+    return records, seconds
 
 
 def evaluate_records(

@@ -329,8 +329,15 @@ class KeyphraseExtractor:
             self._keybert = KeyBERT(model=_Backend())
         return self._keybert
 
-    def extract(self, docs: Sequence[str], analyses: Sequence[Analysis]) -> list[list[Keyphrase]]:
-        """Keyphrases of each paper, best first; one list per paper, in order."""
+    def extract(
+        self,
+        docs: Sequence[str],
+        analyses: Sequence[Analysis],
+        doc_embeddings: np.ndarray | None = None,
+    ) -> list[list[Keyphrase]]:
+        """Keyphrases of each paper, best first; one list per paper, in order.
+        ``doc_embeddings``: the papers' embeddings, one row each, if already made by
+        :meth:`embed_papers`."""
         config = self.config
         per_doc = [self._shortlist(candidates(a, max_words=config.max_words)) for a in analyses]
         results: list[list[Keyphrase]] = [[] for _ in docs]
@@ -349,7 +356,9 @@ class KeyphraseExtractor:
         similarities = self.keybert.extract_keywords(
             [str(i) for i in todo],
             vectorizer=vectorizer,
-            doc_embeddings=self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
+            doc_embeddings=doc_embeddings[todo]
+            if doc_embeddings is not None
+            else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
             word_embeddings=phrase_embeddings,
             top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
         )
@@ -375,6 +384,10 @@ class KeyphraseExtractor:
                 for score, key in ranked[: config.top_n]
             ]
         return results
+
+    def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
+        """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
+        return self.embedder.embed([_opening(doc, self.config.doc_words) for doc in docs])
 
     def _shortlist(self, found: dict[str, Candidate]) -> dict[str, Candidate]:
         """The ``max_candidates`` most promising candidates by where and how often they occur,

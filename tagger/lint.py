@@ -211,8 +211,11 @@ class _Linter:
                 )
 
     def crosswalks(self) -> None:
+        """Areas without a label of a scheme the taxonomy crosswalks to (in some area)."""
+        used = {scheme for area in self.taxonomy.areas for scheme in area.crosswalk}
         for area in self.taxonomy.areas:
-            missing = [s for s in schemes() if s not in self.taxonomy.crosswalk(area.id)]
+            crosswalk = self.taxonomy.crosswalk(area.id)
+            missing = [s for s in schemes() if s in used and s not in crosswalk]
             if missing:
                 self.warn(
                     area.id,

@@ -45,7 +45,7 @@ class Hit:
         return self.field == other.field and self.start < other.end and other.start < self.end
 
 
-RuleKind = Literal["alias", "cue", "acronym", "pattern", "exclude"]
+RuleKind = Literal["alias", "cue", "acronym", "pattern", "exclude", "requires"]
 # The taxonomy field each kind of rule is written in, in the order rules are compiled.
 RULE_FIELDS: dict[RuleKind, str] = {
     "alias": "aliases",
@@ -53,7 +53,9 @@ RULE_FIELDS: dict[RuleKind, str] = {
     "acronym": "acronyms",
     "pattern": "patterns",
     "exclude": "exclude",
+    "requires": "requires",
 }
+PHRASE_KINDS = ("alias", "cue", "exclude", "requires")  # matched as normalised words
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,7 @@ class RuleSet:
         rules: list[Rule] = []
         phrases: dict[tuple[str, ...], list[Rule]] = defaultdict(list)
         exclusions: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        requirements: dict[tuple[str, ...], set[str]] = defaultdict(set)
         acronyms: dict[str, list[Rule]] = defaultdict(list)
         self._patterns: list[tuple[Rule, regex.Pattern[str]]] = []
         # (area, pattern) -> papers it was skipped for, having run over PATTERN_TIMEOUT
@@ -94,11 +97,7 @@ class RuleSet:
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
-                    words = (
-                        tuple(tokenize_phrase(nlp, text))
-                        if kind in ("alias", "cue", "exclude")
-                        else ()
-                    )
+                    words = tuple(tokenize_phrase(nlp, text)) if kind in PHRASE_KINDS else ()
                     rule = Rule(area.id, kind, text, index, words)
                     rules.append(rule)
                     if kind == "acronym":
@@ -108,6 +107,8 @@ class RuleSet:
                     for sequence in words:
                         if kind == "exclude":
                             exclusions[sequence].add(area.id)
+                        elif kind == "requires":
+                            requirements[sequence].add(area.id)
                         elif not any(
                             (r.area, r.kind, r.text) == (area.id, kind, text)
                             for r in phrases[sequence]
@@ -122,16 +123,25 @@ class RuleSet:
         }
         self._exclusions = dict(exclusions)
         self.longest = max((len(k) for k in [*self.phrases, *self._exclusions]), default=1)
-        # the phrases and exclusions as a trie of normalised words: a paper's words are walked
-        # only as far as some rule goes on, so a long rule does not make every word cost more
+        # the phrases, exclusions and requirements as a trie of normalised words: a paper's words
+        # are walked only as far as some rule goes on, so a long rule does not make every word
+        # cost more
         self._trie: dict = {}
-        for words in [*self.phrases, *self._exclusions]:
+        for words in [*self.phrases, *self._exclusions, *requirements]:
             node = self._trie
             for word in words:
                 node = node.setdefault(word, {})
-            node[None] = (self.phrases.get(words, ()), sorted(self._exclusions.get(words, ())))
-        # an area's exclusions also guard its descendants
+            node[None] = (
+                self.phrases.get(words, ()),
+                sorted(self._exclusions.get(words, ())),
+                sorted(requirements.get(words, ())),
+            )
+        # an area's exclusions and requirements also guard its descendants
         self._guards = {area.id: set(taxonomy.path(area.id)) for area in taxonomy.areas}
+        self._needs = {
+            area.id: [a for a in taxonomy.path(area.id) if taxonomy.by_id[a].requires]
+            for area in taxonomy.areas
+        }
 
     def match(self, analysis: Analysis, keyphrases: Sequence[Keyphrase] = ()) -> list[Hit]:
         """Every rule hit in the paper, vetoed by exclusions, annotated with keyphrase ranks.
@@ -139,25 +149,33 @@ class RuleSet:
         Its cost grows in proportion to the paper's length: overlaps are looked up in sorted
         spans, never by comparing every hit with every other."""
         sentences = _Sentences(analysis)
-        hits, vetoes = self._match_words(analysis)
+        hits, vetoes, met = self._match_words(analysis)
         hits.extend(self._match_patterns(analysis, sentences))
         hits.extend(self._match_keyphrases(keyphrases, hits, sentences))
         vetoed = _by_area_and_field(vetoes)
-        hits = [hit for hit in hits if not self._vetoed(hit, vetoed)]
+        hits = [
+            hit
+            for hit in hits
+            if not self._vetoed(hit, vetoed) and all(a in met for a in self._needs[hit.area])
+        ]
         _mark_keyphrases(hits, keyphrases)
         return hits
 
-    def _match_words(self, analysis: Analysis) -> tuple[list[Hit], list[Hit]]:
+    def _match_words(self, analysis: Analysis) -> tuple[list[Hit], list[Hit], set[str]]:
+        """Hits of phrases and acronyms, vetoes of exclusions, and the areas whose requirement
+        the paper meets."""
         words = analysis.words
         hits: list[Hit] = []
         vetoes: list[Hit] = []
+        met: set[str] = set()
         for i, first in enumerate(words):
             node = self._trie
             for j in range(i, len(words)):
                 last = words[j]
                 if last.field != first.field or (node := node.get(last.norm)) is None:
                     break
-                rules, excluded = node.get(None, ((), ()))
+                rules, excluded, required = node.get(None, ((), (), ()))
+                met.update(required)
                 for rule in rules:
                     hits.append(_hit(rule.area, rule.kind, rule.text, first, last))
                 for area in excluded:
@@ -171,7 +189,7 @@ class RuleSet:
                 # a defined acronym counts as its long form: 'GNNs' after 'graph neural networks'
                 for rule in self.phrases.get(expansion, ()):
                     hits.append(_hit(rule.area, rule.kind, rule.text, first, first))
-        return hits, vetoes
+        return hits, vetoes, met
 
     def _match_patterns(self, analysis: Analysis, sentences: _Sentences) -> list[Hit]:
         hits, skipped = [], set()

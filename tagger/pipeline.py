@@ -6,20 +6,24 @@ import contextlib
 import os
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from itertools import islice
 from pathlib import Path
+
+import numpy as np
 
 from . import embedders
 from .config import TaggerConfig
 from .errors import TaggerError
 from .keyphrases import KeyphraseExtractor
 from .matching import RuleSet
-from .records import Paper, Provenance, TaggedPaper
-from .scoring import score_hits
-from .taxonomy import Taxonomy, load_taxonomy
-from .text import analyse, load_spacy, paper_text
+from .records import AreaTag, Keyphrase, Paper, Provenance, TaggedPaper
+from .scoring import Candidate, propose, score_hits
+from .taxonomy import Area, Taxonomy, load_taxonomy
+from .text import Analysis, analyse, load_spacy, paper_text
+from .weighing import Weigher
 
 
 def tagger_version() -> str:
@@ -81,6 +85,15 @@ class Tagger:
         return KeyphraseExtractor(self.embedder, self.config)
 
     @cached_property
+    def weigher(self) -> Weigher:
+        return Weigher.load(self.config.weigher or None)
+
+    @cached_property
+    def area_vectors(self) -> np.ndarray:
+        """One unit row per area of the taxonomy: the embedding of what the area is about."""
+        return _unit(self.embedder.embed([_prototype(area) for area in self.taxonomy.areas]))
+
+    @cached_property
     def provenance(self) -> Provenance:
         meta = self.nlp.meta
         return Provenance(
@@ -138,21 +151,34 @@ class Tagger:
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
+        results = []
+        for paper, read in zip(papers, self._read(papers), strict=True):
+            tags = read.tags()
+            results.append(
+                TaggedPaper(
+                    paper=paper, keyphrases=read.keyphrases, tags=tags, provenance=self.provenance
+                )
+            )
+        return results
+
+    def candidates(self, papers: list[Paper]) -> list[list[Candidate]]:
+        """Every candidate area of each paper, with the features the weigher reads (what
+        ``python -m tagger.calibrate`` fits the weigher to)."""
+        return [read.candidates() for read in self._read(papers)]
+
+    def _read(self, papers: list[Paper]) -> list[_Read]:
         texts = [paper_text(p.title, p.abstract) for p in papers]
         analyses = [
             analyse(doc, p.title) for doc, p in zip(self.nlp.pipe(texts), papers, strict=True)
         ]
-        keyphrases = self.keyphrases.extract(texts, analyses)
-        results = []
-        for paper, analysis, phrases in zip(papers, analyses, keyphrases, strict=True):
-            hits = self.rules.match(analysis, phrases)
-            tags = score_hits(
-                hits, analysis, self.taxonomy, n_keyphrases=len(phrases), config=self.config
-            )
-            results.append(
-                TaggedPaper(paper=paper, keyphrases=phrases, tags=tags, provenance=self.provenance)
-            )
-        return results
+        vectors = self.keyphrases.embed_papers(texts)
+        keyphrases = self.keyphrases.extract(texts, analyses, vectors)
+        ids = [area.id for area in self.taxonomy.areas]
+        similarities = _unit(vectors) @ self.area_vectors.T
+        return [
+            _Read(self, analysis, phrases, dict(zip(ids, row.tolist(), strict=True)))
+            for analysis, phrases, row in zip(analyses, keyphrases, similarities, strict=True)
+        ]
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
@@ -192,6 +218,51 @@ class Tagger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class _Read:
+    """One paper as the rules and the weigher see it."""
+
+    tagger: Tagger
+    analysis: Analysis
+    keyphrases: list[Keyphrase]
+    similarity: dict[str, float]  # cosine of the paper's opening and each area's description
+
+    def tags(self) -> list[AreaTag]:
+        tagger = self.tagger
+        return score_hits(
+            tagger.rules.match(self.analysis, self.keyphrases),
+            self.analysis,
+            tagger.taxonomy,
+            n_keyphrases=len(self.keyphrases),
+            config=tagger.config,
+            weigher=tagger.weigher,
+            similarity=self.similarity,
+        )
+
+    def candidates(self) -> list[Candidate]:
+        tagger = self.tagger
+        found, _ = propose(
+            tagger.rules.match(self.analysis, self.keyphrases),
+            self.analysis,
+            tagger.taxonomy,
+            n_keyphrases=len(self.keyphrases),
+            config=tagger.config,
+            similarity=self.similarity,
+        )
+        return found
+
+
+def _prototype(area: Area) -> str:
+    """What an area is about, in words to embed: its name, description and first aliases."""
+    return f"{area.name}: {area.description} ({', '.join(area.aliases[:8])})"
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:

@@ -1,14 +1,19 @@
-"""From rule hits to area tags: how central is each area to the paper?
+"""From rule hits to area tags: which areas is the paper about, and how sure is that?
 
-Each hit is weighed by what fired (an alias counts more than a cue), where (the title and the
-first sentence count more; a related-work clause counts less), whether it lies inside a top-ranked
-keyphrase, and how often the same rule already fired (the second mention adds half, the third a
-third). An area's evidence is its own hits and its descendants' (a parent is tagged when a child
-is); overlapping hits are counted once. The score ``1 - exp(-sum / saturation)`` lies in [0, 1):
-one passing mention scores low, several central hits approach 1. A parent counts its own hits, its
-best sub-area's evidence, and half of each other sub-area's: a tag's score says how central that
-area is, and a sub-area that carries all of its parent's evidence ties with it (and is listed
-first, its crosswalk being the more precise).
+Rules propose. Every area one of whose rules fired, or one of its sub-areas' rules, is a
+candidate, and its hits are its evidence. Each hit is weighed by what fired (an alias counts more
+than a cue), where (the title and the first sentence count more; a related-work clause counts
+less), whether it lies inside a top-ranked keyphrase, and how often the same rule already fired
+(the second mention adds half, the third a third); overlapping hits count once. An area's evidence
+is its own hits, plus its best sub-area's evidence and half of each other sub-area's.
+
+The learned part weighs (weighing.py): it reads each candidate's evidence as a few features
+(how much, of what kind, where: title, first sentence, related work, lists of examples,
+evaluation; how close the paper's embedding is to the area's description; how the candidate
+compares with the others) and gives the probability that the tag is right, its ``score``, and how
+much the paper is mainly about the area, the order tags come in. A tag is listed when its score
+reaches ``min_score``; a parent only when its own rules fired, or no sub-area of it is listed: a
+sub-area's tag names its ancestors in its ``path``, so a parent is not repeated for nothing.
 """
 
 from __future__ import annotations
@@ -16,14 +21,28 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from .config import TaggerConfig
 from .matching import DisjointSpans, Hit, SpanIndex
 from .records import AreaTag, Evidence
 from .taxonomy import Taxonomy
 from .text import Analysis
+from .weighing import Weigher
 
+# Lists of examples: what follows 'such as', 'e.g.', 'including', ... to the end of the clause.
+_EXAMPLES = re.compile(
+    r"\b(?:such as|e\.g\.,?|for example,?|for instance,?|including|ranging from|like)\s+"
+    r"([^.;:()]*?(?:,|\band\b|\bor\b)[^.;:()]*)",
+    re.IGNORECASE,
+)
+# Sentences about experiments: a benchmark named there was used, not contributed.
+_EVALUATION = re.compile(
+    r"\b(?:experiments?|evaluat\w*|results|empirical(?:ly)?|extensive|outperform\w*|"
+    r"benchmarks? show|state-of-the-art)\b",
+    re.IGNORECASE,
+)
 # Sentences that talk about other work or set up a contrast: evidence there counts for less.
 _RELATED_WORK = re.compile(
     r"^(?:unlike|while|although|though|whereas|despite|existing|previous|prior|recent|traditional|"
@@ -33,18 +52,31 @@ _RELATED_WORK = re.compile(
 )
 
 
-def score_hits(
+@dataclass
+class Candidate:
+    """An area the rules found in a paper, with its evidence and what the weigher reads."""
+
+    area: str
+    hits: list[int]  # the paper's hits that are evidence for it: its own and its sub-areas'
+    own: float  # the evidence of its own rules
+    total: float  # own evidence, the best sub-area's, and child_decay of each other's
+    features: dict[str, float] = field(default_factory=dict)
+
+
+def propose(
     hits: list[Hit],
     analysis: Analysis,
     taxonomy: Taxonomy,
     *,
     n_keyphrases: int,
     config: TaggerConfig,
-) -> list[AreaTag]:
-    """Area tags of one paper, best first, at most ``max_tags``, none under ``min_score``."""
+    similarity: Mapping[str, float] | None = None,
+) -> tuple[list[Candidate], list[float]]:
+    """Every candidate area of one paper with its features, and the weight of each hit."""
     if not hits:
-        return []
-    weights = _weigh(hits, analysis, n_keyphrases, config)
+        return [], []
+    context = _Context(analysis)
+    weights = _weigh(hits, analysis, n_keyphrases, config, context)
     by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
     for index, hit in enumerate(hits):
         for ancestor in taxonomy.path(hit.area):
@@ -82,25 +114,126 @@ def score_hits(
             )
         return raw[area_id]
 
-    tags: list[AreaTag] = []
-    for area_id, indices in by_area.items():
-        score = round(1.0 - math.exp(-total(area_id) / config.saturation), 4)
-        if score < config.min_score:
-            continue
-        area = taxonomy.by_id[area_id]
+    found = [Candidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
+    totals = {c.area: c.total for c in found}
+    similarity = similarity or {}
+    best_similarity = max((similarity.get(c.area, 0.0) for c in found), default=0.0)
+    for candidate in found:
+        features = _features(candidate, hits, weights, context, taxonomy, n_keyphrases, totals)
+        features["similarity"] = similarity.get(candidate.area, 0.0)
+        features["similarity_gap"] = features["similarity"] - best_similarity
+        candidate.features = features
+    return found, weights
+
+
+def score_hits(
+    hits: list[Hit],
+    analysis: Analysis,
+    taxonomy: Taxonomy,
+    *,
+    n_keyphrases: int,
+    config: TaggerConfig,
+    weigher: Weigher,
+    similarity: Mapping[str, float] | None = None,
+) -> list[AreaTag]:
+    """Area tags of one paper: each scored by the weigher, those at ``min_score`` or more,
+    parents only with evidence of their own, mainly-about first, at most ``max_tags``."""
+    found, weights = propose(
+        hits,
+        analysis,
+        taxonomy,
+        n_keyphrases=n_keyphrases,
+        config=config,
+        similarity=similarity,
+    )
+    by_area = {c.area: c for c in found}
+    tags = []
+    for area_id, right in select(found, weigher, taxonomy, config):
+        candidate, area = by_area[area_id], taxonomy.by_id[area_id]
         tags.append(
             AreaTag(
                 id=area_id,
                 name=area.name,
                 path=taxonomy.path(area_id),
-                score=score,
-                evidence=_evidence(hits, weights, indices, analysis),
+                score=round(right, 4),
+                evidence=_evidence(hits, weights, candidate.hits, analysis),
                 crosswalk=taxonomy.crosswalk(area_id),
             )
         )
-    # on a tie, the more specific area first: its crosswalk is the more precise
-    tags.sort(key=lambda tag: (-tag.score, -len(tag.path), tag.id))
-    return tags[: config.max_tags]
+    return tags
+
+
+def select(
+    found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+) -> list[tuple[str, float]]:
+    """The tags to list, (area, score) in order: the candidates the weigher scores at
+    ``min_score`` or more, parents only with evidence of their own or no sub-area listed,
+    mainly-about first, at most ``max_tags``."""
+    scored = {c.area: (weigher.right(c.features), weigher.main(c.features), c) for c in found}
+    kept = {area for area, (right, _, _) in scored.items() if right >= config.min_score}
+    kept -= {area for area in kept if _stood_in_for(area, kept, taxonomy)}
+    listed = [
+        area
+        for area in kept
+        if scored[area][2].own > 0 or not (taxonomy.descendants(area) - {area}) & kept
+    ]
+    listed.sort(key=lambda a: (-scored[a][1], -len(taxonomy.path(a)), a))
+    return [(area, scored[area][0]) for area in listed[: config.max_tags]]
+
+
+def _stood_in_for(area: str, kept: set[str], taxonomy: Taxonomy) -> bool:
+    """Whether ``area`` is a fallback sub-area and a sibling (or one below it) is kept."""
+    parent = taxonomy.by_id[area].parent
+    if not taxonomy.by_id[area].fallback or parent is None:
+        return False
+    return any(a != area and parent in taxonomy.path(a)[:-1] for a in kept)
+
+
+def _features(
+    candidate: Candidate,
+    hits: list[Hit],
+    weights: list[float],
+    context: _Context,
+    taxonomy: Taxonomy,
+    n_keyphrases: int,
+    totals: Mapping[str, float],
+) -> dict[str, float]:
+    """What the weigher reads about one candidate's evidence (weighing.FEATURES says what each
+    is); the similarities are added by the caller."""
+    kept = _count_once(hits, weights, candidate.hits)
+    mass = sum(weights[i] for i in kept) or 1.0
+
+    def share(where: Callable[[Hit], bool]) -> float:
+        return sum(weights[i] for i in kept if where(hits[i])) / mass
+
+    ranks = [hits[i].keyphrase_rank for i in kept if hits[i].keyphrase_rank is not None]
+    in_abstract = [hits[i] for i in kept if hits[i].field == "abstract"]
+    parent = taxonomy.by_id[candidate.area].parent
+    siblings = [a for a in totals if taxonomy.by_id[a].parent == parent and a != candidate.area]
+    return {
+        "evidence": math.log1p(candidate.total),
+        "own": math.log1p(candidate.own),
+        "from_below": 1.0 - min(candidate.own / candidate.total, 1.0) if candidate.total else 0.0,
+        "hits": math.log1p(len(kept)),
+        "rules": math.log1p(len({(hits[i].area, hits[i].rule) for i in kept})),
+        "title": float(any(hits[i].field == "title" for i in kept)),
+        "first_sentence": float(any(hit.sentence == 0 for hit in in_abstract)),
+        "strong": float(any(hits[i].kind in ("alias", "acronym", "pattern") for i in kept)),
+        "strong_title": float(
+            any(hits[i].field == "title" and hits[i].kind != "cue" for i in kept)
+        ),
+        "keyphrase": 1.0 - min(ranks) / n_keyphrases if ranks and n_keyphrases else 0.0,
+        "related_work": share(context.in_related_work),
+        "examples": share(context.in_examples),
+        "evaluation": share(context.in_evaluation),
+        "spread": len({hit.sentence for hit in in_abstract}) / context.sentences,
+        "earliest": 1.0
+        - min((hit.start for hit in in_abstract), default=context.length) / context.length,
+        "relative": candidate.total / (max(totals.values()) or 1.0),
+        "sibling_rank": 1.0 / (1 + sum(totals[a] > candidate.total for a in siblings)),
+        "depth": float(len(taxonomy.path(candidate.area)) - 1),
+        "leaf": float(not taxonomy.children[candidate.area]),
+    }
 
 
 def _decayed(hits: list[Hit], weights: list[float], kept: list[int]) -> Iterator[tuple[int, float]]:
@@ -136,9 +269,8 @@ def _evidence(
 
 
 def _weigh(
-    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig
+    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig, context: _Context
 ) -> list[float]:
-    related = _related_work_sentences(analysis)
     weights = []
     for hit in hits:
         weight = config.kind_weight(hit.kind)
@@ -146,7 +278,7 @@ def _weigh(
             weight *= config.title_factor
         elif hit.sentence == 0:
             weight *= config.first_sentence_factor
-        elif hit.sentence in related:
+        elif context.in_related_work(hit):
             weight *= config.related_work_factor
         if hit.keyphrase_rank is not None and n_keyphrases:
             weight *= 1.0 + config.keyphrase_bonus * (1.0 - hit.keyphrase_rank / n_keyphrases)
@@ -168,13 +300,30 @@ def _count_once(hits: list[Hit], weights: list[float], indices: list[int]) -> li
     return kept
 
 
-def _related_work_sentences(analysis: Analysis) -> set[int]:
-    sentences: dict[int, list[str]] = defaultdict(list)
-    for word in analysis.words:
-        if word.field == "abstract":
-            sentences[word.sentence].append(word.text)
-    return {
-        index
-        for index, words in sentences.items()
-        if index > 0 and _RELATED_WORK.search(" ".join(words))
-    }
+class _Context:
+    """Where in the abstract a hit lies: a sentence about other work ('Unlike prior work, ...'),
+    a list of examples ('such as social networks, molecules or recommendation'), or a sentence
+    about experiments ('We evaluate on ...')."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        sentences: dict[int, list[str]] = defaultdict(list)
+        for word in analysis.words:
+            if word.field == "abstract":
+                sentences[word.sentence].append(word.text)
+        text = {index: " ".join(words) for index, words in sentences.items()}
+        self.sentences = max(len(text), 1)
+        self.length = max(len(analysis.abstract), 1)
+        self.related = {i for i, t in text.items() if i > 0 and _RELATED_WORK.search(t)}
+        self.evaluating = {i for i, t in text.items() if i > 0 and _EVALUATION.search(t)}
+        self.examples = SpanIndex(
+            (found.start(1), found.end(1)) for found in _EXAMPLES.finditer(analysis.abstract)
+        )
+
+    def in_related_work(self, hit: Hit) -> bool:
+        return hit.field == "abstract" and hit.sentence in self.related
+
+    def in_evaluation(self, hit: Hit) -> bool:
+        return hit.field == "abstract" and hit.sentence in self.evaluating
+
+    def in_examples(self, hit: Hit) -> bool:
+        return hit.field == "abstract" and self.examples.overlaps(hit.start, hit.end)

@@ -81,6 +81,12 @@ class Area(BaseModel):
     """Phrases that veto any hit of this area they overlap: 'computation graph' for graphs."""
     crosswalk: dict[str, list[str]] = Field(default_factory=dict)
     """Labels of each conference scheme (schemes.json) this area maps to."""
+    requires: list[str] = Field(default_factory=list)
+    """Phrases of which a paper must mention one (anywhere, matched like aliases) for this area,
+    or one below it, to be tagged: 'agents' count for LLM agents only in a paper about language
+    models."""
+    fallback: bool = False
+    """A catch-all sub-area ('language models in general'): listed only when no sibling is."""
 
     @field_validator("id")
     @classmethod
@@ -125,7 +131,7 @@ class Area(BaseModel):
                 )
         return value
 
-    @field_validator("aliases", "cues", "exclude")
+    @field_validator("aliases", "cues", "exclude", "requires")
     @classmethod
     def _phrases_are_short(cls, value: list[str]) -> list[str]:
         for phrase in value:

@@ -3,16 +3,15 @@ on the embedding model, so these run with the test embedder (the real one: test_
 
 from __future__ import annotations
 
-import math
-
-from tagger import Paper
+from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
 from tagger.matching import Hit
-from tagger.scoring import score_hits
+from tagger.scoring import propose, score_hits
 from tagger.taxonomy import load_taxonomy
 from tagger.text import analyse, paper_text
+from tagger.weighing import Weigher
 
-from .conftest import MINI_TAXONOMY
+from .conftest import MINI_TAXONOMY, HashEmbedder
 
 MARL = Paper(
     title="Scalable Multi-Agent Reinforcement Learning with Graph Neural Networks",
@@ -32,10 +31,11 @@ def _evidence_slices(tagged):
             yield ev, source[ev.start : ev.end]
 
 
-def test_multi_agent_rl_is_tagged_with_its_parent_and_exact_evidence(hash_tagger):
-    tagged = hash_tagger.tag(MARL)
-    ids = [tag.id for tag in tagged.tags]
-    assert {"rl", "rl.multi-agent", "graphs", "graphs.gnn"} == set(ids)
+def test_multi_agent_rl_is_proposed_with_its_parent_and_exact_evidence(hash_tagger):
+    [found] = hash_tagger.candidates([MARL])
+    assert {c.area for c in found} == {"rl", "rl.multi-agent", "graphs", "graphs.gnn"}
+    everything = TaggerConfig(min_score=0.0)  # list what the rules proposed, whatever its score
+    tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(MARL)
     marl = next(tag for tag in tagged.tags if tag.id == "rl.multi-agent")
     assert marl.path == ["rl", "rl.multi-agent"]
     assert marl.crosswalk["iclr"] == ["reinforcement learning"]  # inherited from 'rl'
@@ -44,13 +44,22 @@ def test_multi_agent_rl_is_tagged_with_its_parent_and_exact_evidence(hash_tagger
     assert ("title", "Multi-Agent Reinforcement Learning") in texts
     assert ("abstract", "Multi-agent reinforcement learning") in texts
     assert ("abstract", "MARL") in texts
-    # the parent carries the child's evidence
+    # the parent has evidence of its own ('policy gradient'), so it is listed, and carries the
+    # child's evidence too
     rl = next(tag for tag in tagged.tags if tag.id == "rl")
     assert {ev.area for ev in rl.evidence} == {"rl", "rl.multi-agent"}
-    assert rl.score >= marl.score
     for ev, text in _evidence_slices(tagged):
         assert text == ev.text
-    assert [t.score for t in tagged.tags] == sorted((t.score for t in tagged.tags), reverse=True)
+
+
+def test_a_parent_without_evidence_of_its_own_is_not_repeated(hash_tagger):
+    """'graph neural networks' fires graphs.gnn only: its parent is in the tag's path, not a tag."""
+    everything = TaggerConfig(min_score=0.0)
+    paper = Paper(abstract="We train graph neural networks (GNNs) on large citation networks.")
+    tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(paper)
+    assert [(t.id, t.path) for t in tagged.tags] == [("graphs.gnn", ["graphs", "graphs.gnn"])]
+    [found] = hash_tagger.candidates([paper])
+    assert {c.area: c.own > 0 for c in found} == {"graphs": False, "graphs.gnn": True}
 
 
 def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
@@ -62,9 +71,11 @@ def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
             )
         )
     )
-    rl = next(tag for tag in tagged.tags if tag.id == "rl")
+    [found] = hash_tagger.candidates([tagged.paper])
+    assert {c.area for c in found} == {"rl"}  # not rl.multi-agent: 'marl' is no acronym
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    [rl] = everything.tag(tagged.paper).tags
     assert [(ev.rule, ev.text) for ev in rl.evidence if ev.kind == "acronym"] == [("MDP", "MDP")]
-    assert not any(tag.id == "rl.multi-agent" for tag in tagged.tags)
 
 
 def test_exclusion_vetoes_the_hit_it_overlaps(hash_tagger):
@@ -72,7 +83,8 @@ def test_exclusion_vetoes_the_hit_it_overlaps(hash_tagger):
         "We compile the computation graph of a network and schedule its kernels. "
         "A graph learning view helps."
     )
-    tagged = hash_tagger.tag(Paper(abstract=abstract))
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    tagged = everything.tag(Paper(abstract=abstract))
     rules = [ev.text for tag in tagged.tags for ev in tag.evidence]
     assert "computation graph" not in " ".join(rules)
     assert "graph learning" in rules
@@ -85,7 +97,8 @@ def test_a_paper_with_no_evidence_gets_an_empty_list(hash_tagger):
 
 
 def test_regex_rule_and_hyphen_variants(hash_tagger):
-    tagged = hash_tagger.tag(
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    tagged = everything.tag(
         Paper(abstract=("Message-passing layers and Q learning agents; we also use q-learning."))
     )
     evidence = {(ev.kind, ev.text) for tag in tagged.tags for ev in tag.evidence}
@@ -106,30 +119,43 @@ def _hits_and_analysis(nlp, title, abstract, spans):
     return analysis, hits
 
 
-def test_central_evidence_outscores_a_passing_mention(nlp):
-    taxonomy = load_taxonomy(MINI_TAXONOMY)
-    config = TaggerConfig(min_score=0.0)
+def _proposed(nlp, hits_and_analysis, config=None):
+    analysis, hits = hits_and_analysis
+    found, weights = propose(
+        hits, analysis, load_taxonomy(MINI_TAXONOMY), n_keyphrases=0, config=config or CONFIG
+    )
+    return {c.area: c for c in found}, weights
+
+
+CONFIG = TaggerConfig()
+
+
+def test_central_evidence_outweighs_a_passing_mention(nlp):
     title = "Graph learning for control"
     abstract = (
         "Graph learning helps. We extend it. Unlike prior work on reinforcement learning, "
         "we use graph learning again."
     )
-    analysis, hits = _hits_and_analysis(
+    found, weights = _proposed(
         nlp,
-        title,
-        abstract,
-        [
-            ("graphs", "title", "Graph learning", 0),
-            ("graphs", "abstract", "Graph learning", 0),
-            ("rl", "abstract", "reinforcement learning", 2),
-        ],
+        _hits_and_analysis(
+            nlp,
+            title,
+            abstract,
+            [
+                ("graphs", "title", "Graph learning", 0),
+                ("graphs", "abstract", "Graph learning", 0),
+                ("rl", "abstract", "reinforcement learning", 2),
+            ],
+        ),
     )
-    tags = {t.id: t for t in score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=config)}
-    saturation = TaggerConfig().saturation
-    assert tags["graphs"].score == round(1 - math.exp(-(2.0 + 0.75) / saturation), 4)
-    assert 0.0 < tags["rl"].score < TaggerConfig().min_score  # a related-work mention only
-    weights = {ev.field: ev.weight for ev in tags["graphs"].evidence}
-    assert weights == {"title": 2.0, "abstract": 0.75}  # second mention of a rule counts half
+    # title x2, first sentence x1.5 and a second mention of the rule counts half
+    assert found["graphs"].total == 2.0 + 1.5 / 2
+    assert found["rl"].total == CONFIG.related_work_factor  # a related-work mention only
+    assert found["graphs"].features["title"] == 1.0 and found["rl"].features["title"] == 0.0
+    assert found["rl"].features["related_work"] == 1.0
+    weigher = Weigher.load()
+    assert weigher.right(found["graphs"].features) > weigher.right(found["rl"].features)
 
 
 def test_min_score_and_max_tags_are_applied(nlp):
@@ -143,49 +169,37 @@ def test_min_score_and_max_tags_are_applied(nlp):
             ("rl", "abstract", "reinforcement learning", 0),
         ],
     )
-    all_tags = score_hits(
-        hits, analysis, taxonomy, n_keyphrases=0, config=TaggerConfig(min_score=0)
-    )
-    assert len(all_tags) == 2
-    assert (
-        len(
-            score_hits(
-                hits,
-                analysis,
-                taxonomy,
-                n_keyphrases=0,
-                config=TaggerConfig(min_score=0, max_tags=1),
-            )
+
+    def tags(**settings):
+        config = TaggerConfig(**settings)
+        found = score_hits(
+            hits, analysis, taxonomy, n_keyphrases=0, config=config, weigher=Weigher.load()
         )
-        == 1
-    )
-    assert (
-        score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=TaggerConfig(min_score=0.99))
-        == []
-    )
+        return [(t.id, t.score) for t in found]
+
+    both = tags(min_score=0)
+    assert {area for area, _ in both} == {"graphs", "rl"}
+    assert tags(min_score=0, max_tags=1) == both[:1]
+    assert tags(min_score=max(score for _, score in both) + 0.0001) == []
 
 
 def test_every_scoring_setting_is_reachable(nlp):
-    """A setting of TaggerConfig changes the score it is documented to change."""
-    taxonomy = load_taxonomy(MINI_TAXONOMY)
-    analysis, hits = _hits_and_analysis(
-        nlp,
-        "Graph learning",
-        "Graph learning is used.",
-        [("graphs", "title", "Graph learning", 0), ("graphs", "abstract", "Graph learning", 0)],
-    )
+    """A setting of TaggerConfig changes the evidence it is documented to change."""
+    spans = [("graphs", "title", "Graph learning", 0), ("graphs", "abstract", "Graph learning", 0)]
 
-    def score(**settings):
-        config = TaggerConfig(min_score=0, **settings)
-        (tag,) = score_hits(hits, analysis, taxonomy, n_keyphrases=0, config=config)
-        return tag.score
+    def total(**settings):
+        found, _ = _proposed(
+            nlp,
+            _hits_and_analysis(nlp, "Graph learning", "Graph learning is used.", spans),
+            TaggerConfig(**settings),
+        )
+        return found["graphs"].total
 
-    base = score()
-    assert base == round(1 - math.exp(-(2.0 + 1.5 / 2) / 4.0), 4)
-    assert score(title_factor=1.0) < base
-    assert score(first_sentence_factor=3.0) > base
-    assert score(alias_weight=2.0) > base
-    assert score(saturation=8.0) < base
+    base = total()
+    assert base == 2.0 + 1.5 / 2
+    assert total(title_factor=1.0) < base
+    assert total(first_sentence_factor=3.0) > base
+    assert total(alias_weight=2.0) == 2 * base
 
 
 def test_a_pattern_that_runs_too_long_is_skipped_for_that_field_and_counted(nlp):

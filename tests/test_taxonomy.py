@@ -57,8 +57,7 @@ def _errors(text: str) -> list[str]:
             GOOD_AREA + "  - id: x\n    name: X\n    crosswalk:\n      icml: [Deep Learning]\n"
             "      iclrr: [reinforcement learning]\n",
             "t.yaml line 12: area 'x': crosswalk scheme 'iclrr' is not one of iclr, icml, "
-            "iclr_topic "
-            "(did you mean 'iclr'?)",
+            "iclr_topic, neurips (did you mean 'iclr'?)",
         ),
         (
             GOOD_AREA + "  - id: Bad Id\n    name: X\n",
@@ -132,7 +131,7 @@ def test_schemes_come_from_one_file():
     """schemes.json names each scheme's levels; eval's choices and the taxonomy's checks use it."""
     from tagger.cli import eval_
 
-    assert list(schemes()) == ["iclr", "icml", "iclr_topic"]
+    assert list(schemes()) == ["iclr", "icml", "iclr_topic", "neurips"]
     assert {s.levels for s in schemes().values()} == {("label",), ("area", "subtopic")}
     scheme_option = next(p for p in eval_.params if p.name == "scheme")
     assert list(scheme_option.type.choices) == list(schemes())

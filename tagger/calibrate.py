@@ -1,0 +1,197 @@
+"""Fit the weigher (weighing.py) to the judged set, cross-validated by source, and write it.
+
+    python -m tagger.calibrate          # judged/judged.jsonl -> tagger/data/weigher.json
+    python -m tagger.calibrate --report docs/calibration.md --no-write
+
+Every candidate area of every judged paper (an area one of its rules proposed) is a row of
+features; the ``right`` model learns which rows are right tags (neutral ones left out), the
+``main`` model which are the judged main area. Before fitting on everything, the same fit is
+made once per source of the judged set (the ICLR 2024, 2025 and 2026 samples and the two shipped
+paper lists) with that source held out, and the held-out papers are measured as `tagger eval
+--judged` measures them: those figures say what to expect on papers the weigher never saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .config import TaggerConfig
+from .judged import JudgedReport, Judgment, evaluate_judged, render_judged, verdicts
+from .pipeline import Tagger
+from .readers import read_papers
+from .records import AreaTag, Paper, Provenance, TaggedPaper
+from .scoring import Candidate, select
+from .weighing import Weigher, fitted
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tagger.calibrate", description=__doc__)
+    parser.add_argument("--judged", default=str(ROOT / "judged" / "judged.jsonl"))
+    parser.add_argument("--out", default=str(Path(__file__).parent / "data" / "weigher.json"))
+    parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
+    parser.add_argument("--no-write", action="store_true", help="Measure only; keep the weigher.")
+    parser.add_argument("-c", type=float, default=0.3, help="Inverse L2 strength of both fits.")
+    args = parser.parse_args(argv)
+
+    tagger = Tagger.from_taxonomy()
+    papers = list(read_papers(args.judged))
+    print(f"{len(papers)} judged papers; proposing candidates ...", file=sys.stderr)
+    found = [
+        c
+        for start in range(0, len(papers), 32)
+        for c in tagger.candidates(papers[start : start + 32])
+    ]
+    judged = [Judgment.of_paper(p) for p in papers]
+    sources = sorted({_source(p) for p in papers})
+
+    lines = [f"# Calibration of the weigher on {args.judged}", ""]
+    folds = []
+    for source in sources:
+        train = [i for i, p in enumerate(papers) if _source(p) != source]
+        test = [i for i, p in enumerate(papers) if _source(p) == source]
+        folds.append((_fit(papers, found, judged, train, tagger, args.c, about={}), test))
+    lines += [
+        "Held out, by `min_score`:",
+        "",
+        "| min_score | " + " | ".join(_KEYS) + " |",
+        "| --- " * (len(_KEYS) + 1) + "|",
+    ]
+    for threshold in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        config = replace(tagger.config, min_score=threshold)
+        held_out = [
+            _tagged(papers[i], found[i], weigher, tagger, config)
+            for weigher, test in folds
+            for i in test
+        ]
+        figures = _summary(evaluate_judged(held_out, tagger.taxonomy))
+        lines.append(f"| {threshold} | " + " | ".join(f"{figures[k]:.3f}" for k in _KEYS) + " |")
+    lines.append("")
+    held_out = [
+        _tagged(papers[i], found[i], weigher, tagger) for weigher, test in folds for i in test
+    ]
+    report = evaluate_judged(held_out, tagger.taxonomy, source="each source held out in turn")
+    lines += [
+        "Cross-validated (each source measured by a weigher fitted on the others):",
+        "",
+        render_judged(report),
+    ]
+
+    everything = list(range(len(papers)))
+    about = {
+        "fitted_on": Path(args.judged).name,
+        "judged_sha256": hashlib.sha256(Path(args.judged).read_bytes()).hexdigest(),
+        "papers": len(papers),
+        "candidates": sum(len(c) for c in found),
+        "date": datetime.date.today().isoformat(),
+        "cross_validated": _summary(report),
+    }
+    weigher = _fit(papers, found, judged, everything, tagger, args.c, about=about)
+    fitted_report = evaluate_judged(
+        [_tagged(p, c, weigher, tagger) for p, c in zip(papers, found, strict=True)],
+        tagger.taxonomy,
+        source="fitted on all, measured on all (optimistic)",
+    )
+    lines += ["", render_judged(fitted_report)]
+    text = "\n".join(lines)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text, encoding="utf-8")
+    if not args.no_write:
+        weigher.save(args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _source(paper: Paper) -> str:
+    return str((paper.model_extra or {}).get("source", "?"))
+
+
+def _fit(papers, found, judged, rows_of, tagger, c, *, about) -> Weigher:
+    """Both models, fitted to the candidates of the papers ``rows_of``. The ``right`` model sees
+    only candidates that could be listed as they are (not a parent with no evidence of its own
+    whose sub-area was proposed, not a fallback), so that its probability is calibrated on the
+    tags users see."""
+    taxonomy = tagger.taxonomy
+    right_rows, right_labels, main_rows, main_labels = [], [], [], []
+    for i in rows_of:
+        said = verdicts(_as_tags(found[i], tagger), judged[i], taxonomy)
+        proposed = {candidate.area for candidate in found[i]}
+        for candidate, verdict in zip(found[i], said, strict=True):
+            below = taxonomy.descendants(candidate.area) - {candidate.area}
+            listable = candidate.own > 0 or not below & proposed
+            if verdict != "neutral" and listable and not taxonomy.by_id[candidate.area].fallback:
+                right_rows.append(candidate.features)
+                right_labels.append(int(verdict == "right"))
+            main_rows.append(candidate.features)
+            main_labels.append(int(candidate.area in judged[i].main))
+    return Weigher(
+        right=fitted(right_rows, right_labels, c=c),
+        main=fitted(main_rows, main_labels, c=c),
+        about=about,
+    )
+
+
+def _as_tags(candidates: list[Candidate], tagger: Tagger) -> list[AreaTag]:
+    return [_tag(c.area, 0.0, tagger) for c in candidates]
+
+
+def _tag(area: str, score: float, tagger: Tagger) -> AreaTag:
+    taxonomy = tagger.taxonomy
+    return AreaTag(
+        id=area,
+        name=area,
+        path=taxonomy.path(area),
+        score=score,
+        evidence=[],
+        crosswalk=taxonomy.crosswalk(area),
+    )
+
+
+_PROVENANCE = Provenance(
+    tagger_version="-",
+    taxonomy_version="-",
+    taxonomy_sha256="-",
+    embedding_model="-",
+    spacy_model="-",
+)
+
+
+def _tagged(
+    paper: Paper,
+    found: list[Candidate],
+    weigher: Weigher,
+    tagger: Tagger,
+    config: TaggerConfig | None = None,
+) -> TaggedPaper:
+    """The paper as the weigher would tag it, from its candidates."""
+    chosen = select(found, weigher, tagger.taxonomy, config or tagger.config)
+    tags = [_tag(area, round(score, 4), tagger) for area, score in chosen]
+    return TaggedPaper(paper=paper, keyphrases=[], tags=tags, provenance=_PROVENANCE)
+
+
+_KEYS = (
+    "tag_precision",
+    "papers_with_a_wrong_tag",
+    "area_recall",
+    "tags_per_paper",
+    "first_tag_is_specific",
+    "first_tag_is_main",
+    "largest_calibration_gap",
+)
+
+
+def _summary(report: JudgedReport) -> dict[str, float]:
+    data = report.as_dict()
+    return {key: data[key] for key in _KEYS}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

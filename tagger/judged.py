@@ -1,0 +1,239 @@
+"""Tags measured against a judged set: papers whose right areas a person wrote down (see
+judged/README.md), so that every tag the tagger lists can be called right, neutral or wrong.
+
+A listed tag is right when its area is one of the paper's judged ``areas`` or an ancestor of one
+(a parent is implied by its sub-area), neutral when it is one of ``acceptable`` or an ancestor of
+one, and wrong otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+from .records import AreaTag, Paper, TaggedPaper
+from .taxonomy import Taxonomy
+
+VERDICTS = ("right", "neutral", "wrong")
+CALIBRATION_BINS = 10
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """What a judge wrote down for one paper."""
+
+    areas: tuple[str, ...]  # the areas the paper is about, each as specific as fits
+    main: tuple[str, ...]  # the one (or two) it is mainly about
+    acceptable: tuple[str, ...] = ()  # defensible, not necessary: neither right nor wrong
+    types: tuple[str, ...] = ()  # method, theory, dataset, analysis, survey, system
+
+    @classmethod
+    def of(cls, record: TaggedPaper) -> Judgment | None:
+        """The judgment a tagged judged paper carries in its ``judged`` field, if any."""
+        return cls.of_paper(record.paper)
+
+    @classmethod
+    def of_paper(cls, paper: Paper) -> Judgment | None:
+        """The judgment a judged paper carries in its ``judged`` field, if any."""
+        value = (paper.model_extra or {}).get("judged")
+        if not isinstance(value, dict):
+            return None
+        return cls(
+            areas=tuple(value.get("areas") or ()),
+            main=tuple(value.get("main") or ()),
+            acceptable=tuple(value.get("acceptable") or ()),
+            types=tuple(value.get("type") or ()),
+        )
+
+
+def verdicts(tags: Iterable[AreaTag], judgment: Judgment, taxonomy: Taxonomy) -> list[str]:
+    """Right, neutral or wrong, for each tag in order."""
+    right = _with_ancestors(judgment.areas, taxonomy)
+    neutral = _with_ancestors(judgment.acceptable, taxonomy) - right
+    return ["right" if t.id in right else "neutral" if t.id in neutral else "wrong" for t in tags]
+
+
+def _with_ancestors(areas: Iterable[str], taxonomy: Taxonomy) -> set[str]:
+    return {
+        ancestor for area in areas if area in taxonomy.by_id for ancestor in taxonomy.path(area)
+    }
+
+
+@dataclass
+class JudgedReport:
+    source: str
+    papers: int = 0
+    tags: int = 0
+    counts: Counter = field(default_factory=Counter)  # right, neutral, wrong
+    papers_with_wrong: int = 0
+    areas: int = 0  # judged areas
+    found: int = 0  # of them, listed (the area or a sub-area)
+    found_lenient: int = 0  # listed, an ancestor accepted
+    first_is_main: int = 0
+    first_is_specific: int = 0  # the first tag is a judged area: right, and as specific as fits
+    untagged: int = 0
+    bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
+    by_source: dict[str, Counter] = field(default_factory=dict)
+
+    @property
+    def precision(self) -> float:
+        judged = self.counts["right"] + self.counts["wrong"]
+        return self.counts["right"] / judged if judged else 0.0
+
+    def share(self, count: int, of: int | None = None) -> float:
+        of = self.papers if of is None else of
+        return count / of if of else 0.0
+
+    def calibration(self, min_tags: int = 1) -> list[dict[str, float]]:
+        """Per score bin: its tags (right or wrong), their mean score and their precision."""
+        rows = []
+        for k, (n, total, right) in enumerate(self.bins):
+            if n >= min_tags:
+                rows.append(
+                    {
+                        "from": k / CALIBRATION_BINS,
+                        "to": (k + 1) / CALIBRATION_BINS,
+                        "tags": int(n),
+                        "mean_score": total / n,
+                        "precision": right / n,
+                    }
+                )
+        return rows
+
+    def largest_gap(self, min_tags: int = 10) -> float:
+        """The largest |precision - mean score| of a bin with at least ``min_tags`` tags."""
+        gaps = [abs(row["precision"] - row["mean_score"]) for row in self.calibration(min_tags)]
+        return max(gaps, default=0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "papers": self.papers,
+            "tags": self.tags,
+            "right": self.counts["right"],
+            "neutral": self.counts["neutral"],
+            "wrong": self.counts["wrong"],
+            "tag_precision": round(self.precision, 4),
+            "papers_with_a_wrong_tag": round(self.share(self.papers_with_wrong), 4),
+            "area_recall": round(self.share(self.found, self.areas), 4),
+            "area_recall_lenient": round(self.share(self.found_lenient, self.areas), 4),
+            "tags_per_paper": round(self.share(self.tags), 3),
+            "first_tag_is_specific": round(self.share(self.first_is_specific), 4),
+            "first_tag_is_main": round(self.share(self.first_is_main), 4),
+            "untagged": self.untagged,
+            "calibration": [{k: round(v, 4) for k, v in row.items()} for row in self.calibration()],
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+        }
+
+
+def evaluate_judged(
+    records: Iterable[TaggedPaper],
+    taxonomy: Taxonomy,
+    *,
+    source: str = "",
+    judgments: Mapping[str, Judgment] | None = None,
+) -> JudgedReport:
+    """Measure tagged papers against their judgments: those the papers carry in a ``judged``
+    field, or ``judgments`` by paper id. Papers without one are not counted."""
+    report = JudgedReport(source=source, bins=[[0, 0.0, 0] for _ in range(CALIBRATION_BINS)])
+    for record in records:
+        judgment = judgments.get(record.paper.id) if judgments else Judgment.of(record)
+        if judgment is None:
+            continue
+        unknown = [a for a in (*judgment.areas, *judgment.acceptable) if a not in taxonomy.by_id]
+        if unknown:
+            raise InputError(
+                f"paper {record.paper.id!r} is judged with areas the taxonomy does "
+                f"not have: {', '.join(unknown)}",
+                source=source,
+            )
+        _count(report, record, judgment, taxonomy)
+    return report
+
+
+def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxonomy: Taxonomy):
+    said = verdicts(record.tags, judgment, taxonomy)
+    report.papers += 1
+    report.tags += len(said)
+    report.counts.update(said)
+    report.papers_with_wrong += "wrong" in said
+    report.untagged += not record.tags
+    listed = {area for tag in record.tags for area in tag.path}
+    tagged = {tag.id for tag in record.tags}
+    for area in judgment.areas:
+        report.areas += 1
+        below = {a for a in taxonomy.descendants(area)} if area in taxonomy.by_id else {area}
+        report.found += bool(below & tagged)
+        report.found_lenient += (
+            bool(below & tagged)
+            or area in listed
+            or any(ancestor in tagged for ancestor in taxonomy.path(area))
+        )
+    first_main = bool(record.tags) and record.tags[0].id in judgment.main
+    report.first_is_main += first_main
+    report.first_is_specific += bool(record.tags) and record.tags[0].id in judgment.areas
+    for tag, verdict in zip(record.tags, said, strict=True):
+        if verdict != "neutral":
+            row = report.bins[min(int(tag.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
+            row[0] += 1
+            row[1] += tag.score
+            row[2] += verdict == "right"
+    by = report.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+    by.update(
+        {
+            "papers": 1,
+            "tags": len(said),
+            "first_is_main": int(first_main),
+            "with_wrong": int("wrong" in said),
+            **Counter(said),
+        }
+    )
+
+
+def render_judged(report: JudgedReport) -> str:
+    """The judged report as Markdown tables."""
+    r = report
+    lines = [
+        f"## {r.source}: {r.papers} judged papers, {r.tags} tags listed",
+        "",
+        "| tag precision | papers with a wrong tag | area recall (lenient) | tags/paper | "
+        "first tag most specific right (main) | largest calibration gap |",
+        "| --- | --- | --- | --- | --- | --- |",
+        f"| {r.precision:.3f} | {r.share(r.papers_with_wrong):.3f} | "
+        f"{r.share(r.found, r.areas):.3f} ({r.share(r.found_lenient, r.areas):.3f}) | "
+        f"{r.share(r.tags):.2f} | {r.share(r.first_is_specific):.3f} "
+        f"({r.share(r.first_is_main):.3f}) | {r.largest_gap():.3f} |",
+        "",
+        f"Tags: {r.counts['right']} right, {r.counts['neutral']} neutral, {r.counts['wrong']} "
+        f"wrong; {r.untagged} papers untagged.",
+        "",
+        "Calibration (right and wrong tags by score):",
+        "",
+        "| score | tags | mean score | precision |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row in r.calibration():
+        lines.append(
+            f"| {row['from']:.1f}-{row['to']:.1f} | {row['tags']} | "
+            f"{row['mean_score']:.2f} | {row['precision']:.2f} |"
+        )
+    lines += [
+        "",
+        "By source:",
+        "",
+        "| source | papers | tag precision | papers with a wrong tag | tags/paper | "
+        "first tag is the main area |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, c in sorted(r.by_source.items()):
+        judged = c["right"] + c["wrong"]
+        lines.append(
+            f"| {name} | {c['papers']} | {c['right'] / judged if judged else 0:.3f} | "
+            f"{c['with_wrong'] / c['papers']:.3f} | {c['tags'] / c['papers']:.2f} | "
+            f"{c['first_is_main'] / c['papers']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,131 @@
+"""The learned part of tagging: it weighs the evidence rules found, and nothing else.
+
+Every candidate area of a paper (one its rules, or a sub-area's, fired on) is described by the
+few numbers in FEATURES; two logistic models read them. ``right`` gives the probability that a
+researcher would accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged
+set (judged/). ``main`` says how much the paper is mainly about the area: the order tags are
+listed in. The models are small (a weight per feature) and ship as data/weigher.json, with a
+record of what they were fitted on; ``python -m tagger.calibrate`` fits them again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import TaggerError
+
+# What the models read about a candidate area; scoring.py computes each.
+FEATURES = (
+    "evidence",  # log(1 + the area's evidence: its own, its best sub-area's, half the others')
+    "own",  # log(1 + the evidence of its own rules)
+    "from_below",  # the share of its evidence that comes from sub-areas
+    "hits",  # log(1 + distinct places a rule fired)
+    "rules",  # log(1 + distinct rules that fired)
+    "title",  # a rule fired in the title
+    "first_sentence",  # ... in the abstract's first sentence
+    "strong",  # an alias, acronym or pattern fired (not only cues)
+    "strong_title",  # ... in the title
+    "keyphrase",  # the best rank of a keyphrase that holds a hit (1 = the first, 0 = none)
+    "related_work",  # share of the evidence in sentences about other work
+    "examples",  # share in lists of examples ('such as A, B or C')
+    "evaluation",  # share in sentences about experiments and evaluation
+    "spread",  # the share of the abstract's sentences that hold evidence
+    "earliest",  # 1 - where the first evidence in the abstract is (1: at its start)
+    "similarity",  # cosine of the paper's embedding (its opening) and the area's description
+    "similarity_gap",  # that cosine minus the best one among the paper's candidates
+    "relative",  # the area's evidence over the most any candidate has
+    "sibling_rank",  # 1 / (1 + sibling areas with more evidence)
+    "depth",  # 0 for a top-level area, 1 below it, ...
+    "leaf",  # the area has no sub-areas
+)
+MODELS = ("right", "main")
+DEFAULT_PATH = "weigher.json"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model over FEATURES: ``sigmoid(bias + sum(weight * (x - mean) / scale))``."""
+
+    weights: tuple[float, ...]
+    bias: float
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+
+    def __call__(self, features: Mapping[str, float]) -> float:
+        z = self.bias + sum(
+            w * (features[name] - m) / s
+            for name, w, m, s in zip(FEATURES, self.weights, self.means, self.scales, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+@dataclass(frozen=True)
+class Weigher:
+    """The two models, and what they were fitted on."""
+
+    right: Model
+    main: Model
+    about: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Weigher:
+        """The weigher at ``path``, or the one shipped with tagger."""
+        return _load(str(path) if path else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        def model(m: Model) -> dict[str, Any]:
+            return {
+                name: {"weight": w, "mean": mu, "scale": s}
+                for name, w, mu, s in zip(FEATURES, m.weights, m.means, m.scales, strict=True)
+            } | {"(bias)": m.bias}
+
+        return {"about": self.about, "right": model(self.right), "main": model(self.main)}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+@cache
+def _load(path: str) -> Weigher:
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files("tagger").joinpath("data", DEFAULT_PATH).read_text("utf-8")
+        data = json.loads(text)
+        models = {}
+        for name in MODELS:
+            raw = data[name]
+            models[name] = Model(
+                weights=tuple(float(raw[f]["weight"]) for f in FEATURES),
+                bias=float(raw["(bias)"]),
+                means=tuple(float(raw[f]["mean"]) for f in FEATURES),
+                scales=tuple(float(raw[f]["scale"]) or 1.0 for f in FEATURES),
+            )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc}") from None
+    return Weigher(right=models["right"], main=models["main"], about=data.get("about", {}))
+
+
+def fitted(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, c: float = 1.0) -> Model:
+    """A logistic model fitted to candidate features and 0/1 labels (scikit-learn, L2)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[row[name] for name in FEATURES] for row in rows], dtype=float)
+    means, scales = x.mean(axis=0), x.std(axis=0)
+    scales[scales == 0] = 1.0
+    fit = LogisticRegression(C=c, max_iter=2000).fit((x - means) / scales, np.array(labels))
+    return Model(
+        weights=tuple(float(w) for w in fit.coef_[0]),
+        bias=float(fit.intercept_[0]),
+        means=tuple(float(m) for m in means),
+        scales=tuple(float(s) for s in scales),
+    )
