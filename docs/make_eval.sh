@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate docs/evaluation.md: `tagger eval` on every labelled file of ../shared/data.
+# Regenerate docs/evaluation.md: `tagger eval` on every labelled file of ../shared/data and on the
+# judged set (judged/).
 # Usage: bash docs/make_eval.sh [DATA_DIR]   (run from the repository root, with tagger installed)
 set -euo pipefail
 data=${1:-../shared/data}
@@ -17,5 +18,7 @@ tmp=$(mktemp -d)
   tagger eval "$data/iclr2024-topics.jsonl" --scheme iclr_topic --save-tagged "$tmp/topics.jsonl"
   echo
   tagger eval "$data/iclr2025-keywords.jsonl" --scheme iclr --references
+  echo
+  tagger eval --judged judged/judged.jsonl
 } > "$out"
 echo "wrote $out" >&2

@@ -541,6 +541,7 @@ def eval_(
             report = evaluate_judged(
                 records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
             )
+            report.in_sample = tagger.weigher.fitted_on(judged)
             text, data = render_judged(report), report.as_dict()
     if as_json:
         _print_json(data)

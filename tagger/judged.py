@@ -77,6 +77,7 @@ class JudgedReport:
     untagged: int = 0
     bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
     by_source: dict[str, Counter] = field(default_factory=dict)
+    in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
 
     @property
     def precision(self) -> float:
@@ -127,6 +128,7 @@ class JudgedReport:
             "calibration": [{k: round(v, 4) for k, v in row.items()} for row in self.calibration()],
             "largest_calibration_gap": round(self.largest_gap(), 4),
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+            "in_sample": self.in_sample,
         }
 
 
@@ -200,6 +202,16 @@ def render_judged(report: JudgedReport) -> str:
     lines = [
         f"## {r.source}: {r.papers} judged papers, {r.tags} tags listed",
         "",
+        *(
+            [
+                "The weigher that scored these tags was fitted on these very judgments, so the "
+                "figures are optimistic; `python -m tagger.calibrate` measures each source held "
+                "out (docs/calibration.md).",
+                "",
+            ]
+            if r.in_sample
+            else []
+        ),
         "| tag precision | papers with a wrong tag | area recall (lenient) | tags/paper | "
         "first tag most specific right (main) | largest calibration gap |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -79,6 +79,16 @@ class Weigher:
         """The weigher at ``path``, or the one shipped with tagger."""
         return _load(str(path) if path else "")
 
+    def fitted_on(self, path: str | Path) -> bool:
+        """Whether this weigher was fitted on the judged set in the file at ``path``."""
+        import hashlib
+
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            return False
+        return self.about.get("judged_sha256") == digest
+
     def as_dict(self) -> dict[str, Any]:
         def model(m: Model) -> dict[str, Any]:
             return {

@@ -46,7 +46,7 @@ def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path, monkey
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
         printed.append(capsys.readouterr().out.splitlines())
-    said = re.search(r"# (\[\('rl'.*), \.\.\.\]", blocks[0]).group(1)
+    said = re.search(r"# (\[\('rl.*), \.\.\.\]", blocks[0]).group(1)
     assert printed[0][0].startswith(said)
     assert len(printed[0]) == 1 + 19  # then one line per paper of the example file
     # the second block says, after each print, what it prints
@@ -62,4 +62,5 @@ def test_the_readme_lists_every_setting_with_its_default():
     text = " ".join(README.split())
     for field in dataclasses.fields(TaggerConfig):
         default = f"{field.default:,}" if isinstance(field.default, int) else field.default
+        default = default or "empty: the shipped one"
         assert f"`{field.name}` ({default})" in text, field.name

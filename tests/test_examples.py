@@ -16,11 +16,13 @@ def examples(tagger):
     return list(tagger.tag_many(papers))
 
 
-def test_every_example_abstract_gets_a_tag_with_exact_evidence(examples):
+def test_example_abstracts_get_tags_with_exact_evidence(examples):
     assert len(examples) == 38
+    # a paper no area is likely enough for gets no tag; the shipped lists are mostly clear
+    assert sum(bool(tagged.tags) for tagged in examples) >= 35
     for tagged in examples:
-        assert tagged.tags, tagged.paper.abstract[:80]
         for tag in tagged.tags:
+            assert tag.score >= 0.7
             assert tag.evidence
             for ev in tag.evidence:
                 source = tagged.paper.title if ev.field == "title" else tagged.paper.abstract
@@ -28,6 +30,12 @@ def test_every_example_abstract_gets_a_tag_with_exact_evidence(examples):
         for phrase in tagged.keyphrases:
             for span in phrase.spans:
                 assert 0 <= span.start < span.end <= len(tagged.paper.abstract)
+
+
+def test_every_example_abstract_gets_a_candidate_area(tagger):
+    """The rules propose an area for every shipped abstract (the weigher decides what is listed)."""
+    papers = [p for path in sorted(EXAMPLES.glob("*.txt")) for p in read_papers(path)]
+    assert all(tagger.candidates(papers))
 
 
 # Abstracts written for these tests, each squarely in one area that no expert would dispute.
@@ -79,11 +87,12 @@ CLEAR_CUT = [
 @pytest.mark.parametrize(
     ("child", "root", "phrase", "abstract"), CLEAR_CUT, ids=[case[0] for case in CLEAR_CUT]
 )
-def test_clear_cut_abstracts_get_their_area_and_its_parent(tagger, child, root, phrase, abstract):
+def test_clear_cut_abstracts_get_their_area_first(tagger, child, root, phrase, abstract):
     tagged = tagger.tag(Paper(abstract=abstract))
     ids = [tag.id for tag in tagged.tags]
-    assert child in ids and root in ids, ids
-    assert ids.index(root) < 2, ids  # the area is the paper's first or second tag
+    assert ids[0] == child, ids  # the specific area first; its parent is in its path
+    assert tagged.tags[0].path == [root, child]
+    assert tagged.tags[0].score >= 0.9
     tag = next(t for t in tagged.tags if t.id == child)
     start = abstract.lower().index(phrase)
     spans = {(ev.start, ev.end) for ev in tag.evidence}
