@@ -5,7 +5,9 @@
 
 Every candidate area of every judged paper (an area one of its rules proposed) is a row of
 features; the ``right`` model learns which rows are right tags (neutral ones left out), the
-``main`` model which are the judged main area. Before fitting on everything, the same fit is
+``main`` model which are the judged main area, and a ``facet`` model per contribution type
+(type.theory, ...) which are the judged ones; a type with fewer than MIN_EXAMPLES right or wrong
+candidates shares one model with the others. Before fitting on everything, the same fit is
 made once per source of the judged set (the ICLR 2024, 2025 and 2026 samples and the two shipped
 paper lists) with that source held out, and the held-out papers are measured as `tagger eval
 --judged` measures them: those figures say what to expect on papers the weigher never saw.
@@ -17,6 +19,7 @@ import argparse
 import datetime
 import hashlib
 import sys
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,10 +29,11 @@ from .judged import JudgedReport, Judgment, evaluate_judged, render_judged, verd
 from .pipeline import Tagger
 from .readers import read_papers
 from .records import AreaTag, Paper, Provenance, TaggedPaper
-from .scoring import Candidate, select
-from .weighing import Weigher, fitted
+from .scoring import Candidate, select, select_facet
+from .weighing import ANY_FACET, Weigher, fitted
 
 ROOT = Path(__file__).resolve().parent.parent
+MIN_EXAMPLES = 5  # right and wrong candidates a facet value needs for a model of its own
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "data" / "weigher.json"))
     parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
     parser.add_argument("--no-write", action="store_true", help="Measure only; keep the weigher.")
-    parser.add_argument("-c", type=float, default=0.3, help="Inverse L2 strength of both fits.")
+    parser.add_argument("-c", type=float, default=0.3, help="Inverse L2 strength of every fit.")
     args = parser.parse_args(argv)
 
     tagger = Tagger.from_taxonomy()
@@ -52,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     judged = [Judgment.of_paper(p) for p in papers]
     sources = sorted({_source(p) for p in papers})
 
-    lines = [f"# Calibration of the weigher on {args.judged}", ""]
+    shown = Path(args.judged).resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
+    lines = [f"# Calibration of the weigher on {shown}", ""]
     folds = []
     for source in sources:
         train = [i for i, p in enumerate(papers) if _source(p) != source]
@@ -115,16 +121,24 @@ def _source(paper: Paper) -> str:
 
 
 def _fit(papers, found, judged, rows_of, tagger, c, *, about) -> Weigher:
-    """Both models, fitted to the candidates of the papers ``rows_of``. The ``right`` model sees
-    only candidates that could be listed as they are (not a parent with no evidence of its own
-    whose sub-area was proposed, not a fallback), so that its probability is calibrated on the
-    tags users see."""
+    """The three models, fitted to the candidates of the papers ``rows_of``. The ``right`` model
+    sees only candidates that could be listed as they are (not a parent with no evidence of its
+    own whose sub-area was proposed, not a fallback), so that its probability is calibrated on
+    the tags users see."""
     taxonomy = tagger.taxonomy
     right_rows, right_labels, main_rows, main_labels = [], [], [], []
+    facet_rows: dict[str, list] = defaultdict(list)
+    facet_labels: dict[str, list[int]] = defaultdict(list)
     for i in rows_of:
-        said = verdicts(_as_tags(found[i], tagger), judged[i], taxonomy)
-        proposed = {candidate.area for candidate in found[i]}
-        for candidate, verdict in zip(found[i], said, strict=True):
+        topics, facets = _split(found[i], tagger)
+        for candidate in facets:
+            if taxonomy.by_id[candidate.area].parent is not None:
+                for key in (candidate.area, ANY_FACET):
+                    facet_rows[key].append(candidate.features)
+                    facet_labels[key].append(int(candidate.area in judged[i].facet_areas))
+        said = verdicts(_as_tags(topics, tagger), judged[i], taxonomy)
+        proposed = {candidate.area for candidate in topics}
+        for candidate, verdict in zip(topics, said, strict=True):
             below = taxonomy.descendants(candidate.area) - {candidate.area}
             listable = candidate.own > 0 or not below & proposed
             if verdict != "neutral" and listable and not taxonomy.by_id[candidate.area].fallback:
@@ -135,8 +149,19 @@ def _fit(papers, found, judged, rows_of, tagger, c, *, about) -> Weigher:
     return Weigher(
         right=fitted(right_rows, right_labels, c=c),
         main=fitted(main_rows, main_labels, c=c),
+        facets={
+            area: fitted(facet_rows[area], labels, c=c)
+            for area, labels in facet_labels.items()
+            if area == ANY_FACET or min(sum(labels), len(labels) - sum(labels)) >= MIN_EXAMPLES
+        },
         about=about,
     )
+
+
+def _split(found: list[Candidate], tagger: Tagger) -> tuple[list[Candidate], list[Candidate]]:
+    """Topic candidates, and facet candidates."""
+    topics = [c for c in found if tagger.taxonomy.facet(c.area) is None]
+    return topics, [c for c in found if tagger.taxonomy.facet(c.area) is not None]
 
 
 def _as_tags(candidates: list[Candidate], tagger: Tagger) -> list[AreaTag]:
@@ -172,12 +197,23 @@ def _tagged(
     config: TaggerConfig | None = None,
 ) -> TaggedPaper:
     """The paper as the weigher would tag it, from its candidates."""
-    chosen = select(found, weigher, tagger.taxonomy, config or tagger.config)
-    tags = [_tag(area, round(score, 4), tagger) for area, score in chosen]
-    return TaggedPaper(paper=paper, keyphrases=[], tags=tags, provenance=_PROVENANCE)
+    config = config or tagger.config
+    topics, facets = _split(found, tagger)
+    tags = [
+        _tag(area, round(score, 4), tagger)
+        for area, score in select(topics, weigher, tagger.taxonomy, config)
+    ]
+    types = [
+        _tag(area, round(score, 4), tagger)
+        for area, score in select_facet(facets, weigher, tagger.taxonomy, config)
+    ]
+    return TaggedPaper(paper=paper, keyphrases=[], tags=tags, facets=types, provenance=_PROVENANCE)
 
 
 _KEYS = (
+    "type_precision",
+    "papers_with_a_wrong_type",
+    "type_recall",
     "tag_precision",
     "papers_with_a_wrong_tag",
     "area_recall",
@@ -190,7 +226,9 @@ _KEYS = (
 
 def _summary(report: JudgedReport) -> dict[str, float]:
     data = report.as_dict()
-    return {key: data[key] for key in _KEYS}
+    types = {f"type_{key}": value for key, value in data["types"].items()}
+    types["papers_with_a_wrong_type"] = data["types"]["papers_with_a_wrong_type"]
+    return {key: (data | types)[key] for key in _KEYS}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 agreement with authors' keywords.
 
 Area metrics rank, for each paper, the distinct conference labels its tags map to (through each
-tag's ``crosswalk``), best tag first:
+tag's ``crosswalk``), best tag first, after the labels of its contribution types (a conference
+that files a kind of paper under its own label, such as ICLR's "datasets and benchmarks", is
+told so by that type's crosswalk):
 
 - coverage: share of papers with at least one tag;
 - acc@1: the first label is the author's; acc@3: the author's is among the first three;
@@ -94,14 +96,20 @@ class AreaReport:
         }
 
 
-def ranked_labels(tags: Sequence[AreaTag], scheme: str, *, level: str = "label") -> list[str]:
-    """The distinct labels a paper's tags map to, best tag first.
+def ranked_labels(
+    tags: Sequence[AreaTag],
+    scheme: str,
+    *,
+    level: str = "label",
+    facets: Sequence[AreaTag] = (),
+) -> list[str]:
+    """The distinct labels a paper's facet tags and then its tags map to, best tag first.
 
     ``level`` is "label" (as written), "area" (the part before '->') or "subtopic" (a tagged
     sub-area's 'Area->Subtopic' label takes the place of its bare 'Area' label).
     """
     labels: list[str] = []
-    for tag in tags:
+    for tag in [*facets, *tags]:
         for label in tag.crosswalk.get(scheme, []):
             if level == "area":
                 label = label.split(SUBTOPIC)[0]
@@ -328,7 +336,8 @@ def evaluate_records(
         for record, gold in labelled:
             if level == "area":
                 gold = gold.split(SUBTOPIC)[0]
-            pairs.append((gold, ranked_labels(record.tags, scheme, level=level)))
+            ranked = ranked_labels(record.tags, scheme, level=level, facets=record.facets)
+            pairs.append((gold, ranked))
         reports.append(area_report(pairs, level=level))
     gold_keywords = [r.paper.keywords or [] for r in records]
     systems = {"tagger": [[k.text for k in r.keyphrases] for r in records]}

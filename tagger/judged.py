@@ -3,7 +3,8 @@ judged/README.md), so that every tag the tagger lists can be called right, neutr
 
 A listed tag is right when its area is one of the paper's judged ``areas`` or an ancestor of one
 (a parent is implied by its sub-area), neutral when it is one of ``acceptable`` or an ancestor of
-one, and wrong otherwise.
+one, and wrong otherwise. A listed contribution type (a facet tag, ``type.theory``) is right when
+the judged ``type`` names it (``theory``), and wrong otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .records import AreaTag, Paper, TaggedPaper
 from .taxonomy import Taxonomy
 
 VERDICTS = ("right", "neutral", "wrong")
+TYPE_FACET = "type"  # the facet root the judged types are values of
 CALIBRATION_BINS = 10
 
 
@@ -48,12 +50,22 @@ class Judgment:
             types=tuple(value.get("type") or ()),
         )
 
+    @property
+    def facet_areas(self) -> tuple[str, ...]:
+        """The judged contribution types as the taxonomy's facet areas: theory -> type.theory."""
+        return tuple(f"{TYPE_FACET}.{name}" for name in self.types)
+
 
 def verdicts(tags: Iterable[AreaTag], judgment: Judgment, taxonomy: Taxonomy) -> list[str]:
     """Right, neutral or wrong, for each tag in order."""
     right = _with_ancestors(judgment.areas, taxonomy)
     neutral = _with_ancestors(judgment.acceptable, taxonomy) - right
     return ["right" if t.id in right else "neutral" if t.id in neutral else "wrong" for t in tags]
+
+
+def facet_verdicts(facets: Iterable[AreaTag], judgment: Judgment) -> list[str]:
+    """Right or wrong, for each facet tag in order."""
+    return ["right" if t.id in judgment.facet_areas else "wrong" for t in facets]
 
 
 def _with_ancestors(areas: Iterable[str], taxonomy: Taxonomy) -> set[str]:
@@ -77,6 +89,7 @@ class JudgedReport:
     untagged: int = 0
     bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
     by_source: dict[str, Counter] = field(default_factory=dict)
+    types: TypeReport = field(default_factory=lambda: TypeReport())
     in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
 
     @property
@@ -128,7 +141,62 @@ class JudgedReport:
             "calibration": [{k: round(v, 4) for k, v in row.items()} for row in self.calibration()],
             "largest_calibration_gap": round(self.largest_gap(), 4),
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+            "types": self.types.as_dict(),
             "in_sample": self.in_sample,
+        }
+
+
+@dataclass
+class TypeReport:
+    """The contribution types (facet tags) against the judged types."""
+
+    papers: int = 0
+    listed: int = 0
+    right: int = 0
+    papers_with_wrong: int = 0
+    judged: int = 0  # judged types, over all papers
+    found: int = 0  # of them, listed
+    by_type: dict[str, Counter] = field(default_factory=dict)  # judged, listed, right
+    bins: list[list[float]] = field(
+        default_factory=lambda: [[0, 0.0, 0] for _ in range(CALIBRATION_BINS)]
+    )
+
+    def count(self, facets: list[AreaTag], judgment: Judgment) -> None:
+        said = facet_verdicts(facets, judgment)
+        listed = {tag.id for tag in facets}
+        self.papers += 1
+        self.listed += len(said)
+        self.right += said.count("right")
+        self.papers_with_wrong += "wrong" in said
+        self.judged += len(judgment.facet_areas)
+        self.found += len(listed & set(judgment.facet_areas))
+        for area in judgment.facet_areas:
+            self.by_type.setdefault(area, Counter())["judged"] += 1
+        for tag, verdict in zip(facets, said, strict=True):
+            counts = self.by_type.setdefault(tag.id, Counter())
+            counts["listed"] += 1
+            counts["right"] += verdict == "right"
+            row = self.bins[min(int(tag.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
+            row[0] += 1
+            row[1] += tag.score
+            row[2] += verdict == "right"
+
+    def largest_gap(self, min_tags: int = 10) -> float:
+        gaps = [abs(right / n - total / n) for n, total, right in self.bins if n >= min_tags]
+        return max(gaps, default=0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "papers": self.papers,
+            "listed": self.listed,
+            "precision": round(self.right / self.listed, 4) if self.listed else 0.0,
+            "papers_with_a_wrong_type": round(self.papers_with_wrong / self.papers, 4)
+            if self.papers
+            else 0.0,
+            "recall": round(self.found / self.judged, 4) if self.judged else 0.0,
+            "types_per_paper": round(self.listed / self.papers, 3) if self.papers else 0.0,
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "by_type": {area: dict(counts) for area, counts in sorted(self.by_type.items())},
         }
 
 
@@ -184,6 +252,7 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
             row[0] += 1
             row[1] += tag.score
             row[2] += verdict == "right"
+    report.types.count(record.facets, judgment)
     by = report.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
     by.update(
         {
@@ -247,5 +316,25 @@ def render_judged(report: JudgedReport) -> str:
             f"| {name} | {c['papers']} | {c['right'] / judged if judged else 0:.3f} | "
             f"{c['with_wrong'] / c['papers']:.3f} | {c['tags'] / c['papers']:.2f} | "
             f"{c['first_is_main'] / c['papers']:.3f} |"
+        )
+    t = r.types.as_dict()
+    lines += [
+        "",
+        "Contribution types (`facets`):",
+        "",
+        "| type precision | papers with a wrong type | type recall | types/paper | "
+        "largest calibration gap |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {t['precision']:.3f} | {t['papers_with_a_wrong_type']:.3f} | {t['recall']:.3f} | "
+        f"{t['types_per_paper']:.2f} | {t['largest_calibration_gap']:.3f} |",
+        "",
+        "| type | judged | listed | right | precision | recall |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for area, c in sorted(r.types.by_type.items()):
+        precision = f"{c['right'] / c['listed']:.2f}" if c["listed"] else "-"
+        recall = f"{c['right'] / c['judged']:.2f}" if c["judged"] else "-"
+        lines.append(
+            f"| {area} | {c['judged']} | {c['listed']} | {c['right']} | {precision} | {recall} |"
         )
     return "\n".join(lines) + "\n"

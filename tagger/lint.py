@@ -122,13 +122,14 @@ class _Linter:
         )
 
     def shared_phrases(self) -> None:
-        """An alias or cue whose normalised words are another area's alias or cue."""
-        first: dict[tuple[str, ...], Any] = {}
+        """An alias or cue whose normalised words are another area's alias or cue (of the same
+        facet: a contribution type may share words with a topic)."""
+        first: dict[tuple[str | None, tuple[str, ...]], Any] = {}
         for rule in RuleSet(self.taxonomy).rules:
             if rule.kind not in ("alias", "cue"):
                 continue
             for words in rule.words:
-                other = first.setdefault(words, rule)
+                other = first.setdefault((self.taxonomy.facet(rule.area), words), rule)
                 if other.area == rule.area:
                     continue
                 kind = "its ancestor" if other.area in self.taxonomy.path(rule.area) else "area"
@@ -209,11 +210,20 @@ class _Linter:
                     "has no rules and no sub-areas, so nothing can tag it "
                     "(add aliases, cues, acronyms or patterns, or remove it)",
                 )
+            elif has_rules and area.facet:
+                self.warn(
+                    area.id,
+                    "is a facet, and a facet's root is never listed, so its own rules tag "
+                    "nothing (move them to the value they are evidence of)",
+                )
 
     def crosswalks(self) -> None:
-        """Areas without a label of a scheme the taxonomy crosswalks to (in some area)."""
+        """Topic areas without a label of a scheme the taxonomy crosswalks to (in some area);
+        a facet maps to a conference's labels only where the conference has such labels."""
         used = {scheme for area in self.taxonomy.areas for scheme in area.crosswalk}
         for area in self.taxonomy.areas:
+            if self.taxonomy.facet(area.id):
+                continue
             crosswalk = self.taxonomy.crosswalk(area.id)
             missing = [s for s in schemes() if s in used and s not in crosswalk]
             if missing:
@@ -228,7 +238,7 @@ class _Linter:
         fired: dict[str, set[str]] = defaultdict(set)
         tagged: set[str] = set()
         for record in records:
-            for tag in record.tags:
+            for tag in record.tags + record.facets:
                 tagged.add(tag.id)
                 for evidence in tag.evidence:
                     fired[evidence.area].add(evidence.rule)

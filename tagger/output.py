@@ -29,15 +29,25 @@ T = TypeVar("T")
 NOT_TAGGED = "not a line of tagged JSONL (run `tagger tag` first)"
 
 
+# Characters that JSON leaves raw but that some line splitters (Python's str.splitlines, older
+# JavaScript) take for line ends; as UTF-8 bytes, which cannot occur inside another character.
+_LINE_BREAKS = {b"\xc2\x85": b"\\u0085", b"\xe2\x80\xa8": b"\\u2028", b"\xe2\x80\xa9": b"\\u2029"}
+
+
 def dumps(record: BaseModel | dict[str, Any]) -> bytes:
     """One JSON line (with its newline) for a record. orjson writes it, or, for an integer beyond
-    64 bits that a paper's own field may hold (readers keep them exact), the json module does."""
+    64 bits that a paper's own field may hold (readers keep them exact), the json module does.
+    Nothing in the line but its end reads as a line break, however it is split."""
     data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
     try:
-        return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+        line = orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
     except orjson.JSONEncodeError:
         text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode() + b"\n"
+        line = text.encode() + b"\n"
+    for raw, escaped in _LINE_BREAKS.items():
+        if raw in line:
+            line = line.replace(raw, escaped)
+    return line
 
 
 def _finite(value: Any) -> Any:

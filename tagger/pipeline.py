@@ -20,7 +20,7 @@ from .errors import TaggerError
 from .keyphrases import KeyphraseExtractor
 from .matching import RuleSet
 from .records import AreaTag, Keyphrase, Paper, Provenance, TaggedPaper
-from .scoring import Candidate, propose, score_hits
+from .scoring import Candidate, by_facet, propose, score_hits
 from .taxonomy import Area, Taxonomy, load_taxonomy
 from .text import Analysis, analyse, load_spacy, paper_text
 from .weighing import Weigher
@@ -153,10 +153,14 @@ class Tagger:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
         results = []
         for paper, read in zip(papers, self._read(papers), strict=True):
-            tags = read.tags()
+            tags, facets = read.tags()
             results.append(
                 TaggedPaper(
-                    paper=paper, keyphrases=read.keyphrases, tags=tags, provenance=self.provenance
+                    paper=paper,
+                    keyphrases=read.keyphrases,
+                    tags=tags,
+                    facets=facets,
+                    provenance=self.provenance,
                 )
             )
         return results
@@ -229,7 +233,8 @@ class _Read:
     keyphrases: list[Keyphrase]
     similarity: dict[str, float]  # cosine of the paper's opening and each area's description
 
-    def tags(self) -> list[AreaTag]:
+    def tags(self) -> tuple[list[AreaTag], list[AreaTag]]:
+        """Its topic tags and its facet tags."""
         tagger = self.tagger
         return score_hits(
             tagger.rules.match(self.analysis, self.keyphrases),
@@ -242,16 +247,21 @@ class _Read:
         )
 
     def candidates(self) -> list[Candidate]:
+        """Its candidate areas, topics and facets (each group weighed on its own)."""
         tagger = self.tagger
-        found, _ = propose(
-            tagger.rules.match(self.analysis, self.keyphrases),
-            self.analysis,
-            tagger.taxonomy,
-            n_keyphrases=len(self.keyphrases),
-            config=tagger.config,
-            similarity=self.similarity,
-        )
-        return found
+        hits = tagger.rules.match(self.analysis, self.keyphrases)
+        return [
+            candidate
+            for group in by_facet(hits, tagger.taxonomy).values()
+            for candidate in propose(
+                group,
+                self.analysis,
+                tagger.taxonomy,
+                n_keyphrases=len(self.keyphrases),
+                config=tagger.config,
+                similarity=self.similarity,
+            )[0]
+        ]
 
 
 def _prototype(area: Area) -> str:

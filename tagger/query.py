@@ -1,5 +1,6 @@
 """Which tagged papers to keep: area ids, boolean expressions over them (`tagger filter --where
-"rl and not llm"`), venue, year and a minimum tag score.
+"rl and not llm"`), venue, year and a minimum tag score. Facet tags (the contribution type)
+count like topic tags: `--where "rl and type.theory"`.
 
 Grammar: ``expr := term ("or" term)*``, ``term := factor ("and" factor)*``,
 ``factor := "not" factor | "(" expr ")" | AREA_ID``. An area id stands for the area and every
@@ -53,18 +54,22 @@ def filter_tagged(
 
 def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Iterator[bytes]:
     """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
-    it was; ``csv`` (RFC 4180), a header then id, title, venue, year and tags; ``ids``, one a
-    line; or ``titles`` (an untitled paper shows the first 100 characters of its abstract), one
-    a line with control characters escaped."""
+        it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
+    tags), ids joined by ';'; ``ids``, one a
+        line; or ``titles`` (an untitled paper shows the first 100 characters of its abstract), one
+        a line with control characters escaped."""
     if format == "csv":
-        yield _csv_row(["id", "title", "venue", "year", "tags"])
+        yield _csv_row(["id", "title", "venue", "year", "tags", "types"])
     for line in lines:
         paper = line.record.paper
         if format == "jsonl":
             yield line.raw
         elif format == "csv":
             tags = ";".join(tag.id for tag in line.record.tags)
-            yield _csv_row([paper.id, paper.title or "", paper.venue or "", paper.year or "", tags])
+            types = ";".join(tag.id for tag in line.record.facets)
+            yield _csv_row(
+                [paper.id, paper.title or "", paper.venue or "", paper.year or "", tags, types]
+            )
         else:
             text = paper.id if format == "ids" else printable(paper.title or paper.abstract[:100])
             yield f"{text}\n".encode()
@@ -108,7 +113,12 @@ def paper_filter(
             return False
         if year is not None and paper.year != year:
             return False
-        tagged = {area for tag in record.tags if tag.score >= min_score for area in tag.path}
+        tagged = {
+            area
+            for tag in record.tags + record.facets
+            if tag.score >= min_score
+            for area in tag.path
+        }
         if wanted and tagged.isdisjoint(wanted):
             return False
         return expression is None or expression(tagged)

@@ -207,5 +207,13 @@ class TaggedPaper(BaseModel):
 
     paper: Paper
     keyphrases: list[Keyphrase]
-    tags: list[AreaTag]
+    tags: list[AreaTag] = Field(
+        description="What the paper is about: its topic areas, the area it is mainly about first."
+    )
+    facets: list[AreaTag] = Field(
+        default_factory=list,
+        description="What kind of paper it is: tags of the taxonomy's facets (areas under a "
+        "root marked 'facet', such as the contribution type type.theory or type.dataset), "
+        "best score first.",
+    )
     provenance: Provenance

@@ -1,6 +1,7 @@
-"""One self-contained HTML page about a tagged corpus: papers per area (the tree), how often
-top-level areas meet, the top keyphrases of each area, and a searchable list of the papers with
-their evidence highlighted. The page needs no network: its data, styles and script are inline."""
+"""One self-contained HTML page about a tagged corpus: papers per area and contribution type (the
+tree), how often top-level areas meet, the top keyphrases of each area, and a searchable list of
+the papers with their evidence highlighted. The page needs no network: its data, styles and script
+are inline."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def build_report(
         for record in stream:
             yield record
             paper, tags = record.paper, record.tags
-            areas = _area_scores(tags, taxonomy)
+            areas = _area_scores(tags + record.facets, taxonomy)
             phrases = {kp.normalized or kp.text: kp.text for kp in record.keyphrases if kp.text}
             for normalized, text in phrases.items():
                 phrase_df[normalized] += 1
@@ -51,6 +52,9 @@ def build_report(
                     "venue": paper.venue or "",
                     "year": paper.year,
                     "tags": [[tag.id, tag.score] for tag in tags if tag.id in taxonomy.by_id],
+                    "types": [
+                        [tag.id, tag.score] for tag in record.facets if tag.id in taxonomy.by_id
+                    ],
                     "areas": areas,
                     "keyphrases": list(phrases.values())[:10],
                     "evidence": _evidence(tags, taxonomy),
@@ -60,7 +64,7 @@ def build_report(
     stats = corpus_stats(compact(records), taxonomy)
     total = stats.papers
     shown = [(depth, area) for depth, area in taxonomy.walk() if stats.areas[area.id]]
-    roots = [area.id for depth, area in shown if depth == 0]
+    roots = [area.id for depth, area in shown if depth == 0 and not area.facet]
     matrix = [
         [stats.areas[a] if a == b else stats.pairs[tuple(sorted((a, b)))] for b in roots]
         for a in roots

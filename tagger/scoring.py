@@ -14,6 +14,10 @@ compares with the others) and gives the probability that the tag is right, its `
 much the paper is mainly about the area, the order tags come in. A tag is listed when its score
 reaches ``min_score``; a parent only when its own rules fired, or no sub-area of it is listed: a
 sub-area's tag names its ancestors in its ``path``, so a parent is not repeated for nothing.
+
+Facets (a root marked ``facet``, such as the contribution type) are proposed by rules the same
+way, but weighed apart from the topics and by their own model: a paper's ``facets`` say what kind
+of paper it is (theory, dataset, ...), its ``tags`` what it is about.
 """
 
 from __future__ import annotations
@@ -126,6 +130,16 @@ def propose(
     return found, weights
 
 
+def by_facet(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
+    """A paper's hits grouped by what they are evidence of: topics (None), or each facet (its
+    root's id). Each group is weighed on its own: a contribution type never competes with a
+    topic."""
+    groups: dict[str | None, list[Hit]] = defaultdict(list)
+    for hit in hits:
+        groups[taxonomy.facet(hit.area)].append(hit)
+    return groups
+
+
 def score_hits(
     hits: list[Hit],
     analysis: Analysis,
@@ -135,38 +149,47 @@ def score_hits(
     config: TaggerConfig,
     weigher: Weigher,
     similarity: Mapping[str, float] | None = None,
-) -> list[AreaTag]:
-    """Area tags of one paper: each scored by the weigher, those at ``min_score`` or more,
-    parents only with evidence of their own, mainly-about first, at most ``max_tags``."""
-    found, weights = propose(
-        hits,
-        analysis,
-        taxonomy,
-        n_keyphrases=n_keyphrases,
-        config=config,
-        similarity=similarity,
-    )
-    by_area = {c.area: c for c in found}
-    tags = []
-    for area_id, right in select(found, weigher, taxonomy, config):
-        candidate, area = by_area[area_id], taxonomy.by_id[area_id]
-        tags.append(
-            AreaTag(
-                id=area_id,
-                name=area.name,
-                path=taxonomy.path(area_id),
-                score=round(right, 4),
-                evidence=_evidence(hits, weights, candidate.hits, analysis),
-                crosswalk=taxonomy.crosswalk(area_id),
-            )
+) -> tuple[list[AreaTag], list[AreaTag]]:
+    """A paper's topic tags and facet tags, each scored by the weigher, those at ``min_score``
+    or more: topics with parents only when they have evidence of their own, mainly-about first;
+    facets best first; at most ``max_tags`` of each."""
+    tags: list[AreaTag] = []
+    facets: list[AreaTag] = []
+    for facet, group in by_facet(hits, taxonomy).items():
+        found, weights = propose(
+            group,
+            analysis,
+            taxonomy,
+            n_keyphrases=n_keyphrases,
+            config=config,
+            similarity=similarity,
         )
-    return tags
+        by_area = {c.area: c for c in found}
+        chosen = (
+            select(found, weigher, taxonomy, config)
+            if facet is None
+            else select_facet(found, weigher, taxonomy, config)
+        )
+        for area_id, right in chosen:
+            candidate, area = by_area[area_id], taxonomy.by_id[area_id]
+            (tags if facet is None else facets).append(
+                AreaTag(
+                    id=area_id,
+                    name=area.name,
+                    path=taxonomy.path(area_id),
+                    score=round(right, 4),
+                    evidence=_evidence(group, weights, candidate.hits, analysis),
+                    crosswalk=taxonomy.crosswalk(area_id),
+                )
+            )
+    facets.sort(key=lambda tag: (-tag.score, tag.id))
+    return tags, facets[: config.max_tags]
 
 
 def select(
     found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> list[tuple[str, float]]:
-    """The tags to list, (area, score) in order: the candidates the weigher scores at
+    """The topic tags to list, (area, score) in order: the candidates the weigher scores at
     ``min_score`` or more, parents only with evidence of their own or no sub-area listed,
     mainly-about first, at most ``max_tags``."""
     scored = {c.area: (weigher.right(c.features), weigher.main(c.features), c) for c in found}
@@ -179,6 +202,18 @@ def select(
     ]
     listed.sort(key=lambda a: (-scored[a][1], -len(taxonomy.path(a)), a))
     return [(area, scored[area][0]) for area in listed[: config.max_tags]]
+
+
+def select_facet(
+    found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+) -> list[tuple[str, float]]:
+    """The facet tags to list, (area, score), best first: the facet's values (never its root)
+    the weigher's facet model scores at ``min_score`` or more."""
+    scored = [
+        (c.area, weigher.facet(c.area, c.features)) for c in found if taxonomy.by_id[c.area].parent
+    ]
+    kept = [(area, score) for area, score in scored if score >= config.min_score]
+    return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[: config.max_tags]
 
 
 def _stood_in_for(area: str, kept: set[str], taxonomy: Taxonomy) -> bool:

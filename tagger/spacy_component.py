@@ -7,6 +7,7 @@
     nlp.add_pipe("taxonomy_tagger", config={"taxonomy": "taxonomy.yaml", "min_score": 0.3})
     doc = nlp("Multi-agent reinforcement learning (MARL) with graph neural networks ...")
     doc._.area_tags        # list of AreaTag, best first
+    doc._.facet_tags       # the contribution types (type.theory, ...), best first
     doc._.keyphrases       # list of Keyphrase
     doc.spans["area_evidence"]  # one Span per piece of evidence, labelled with its tag's area id
 
@@ -31,7 +32,7 @@ from .records import Paper, TaggedPaper
 
 SPANS_KEY = "area_evidence"
 
-for _name in ("area_tags", "keyphrases"):
+for _name in ("area_tags", "facet_tags", "keyphrases"):
     if not Doc.has_extension(_name):
         Doc.set_extension(_name, default=None)
 
@@ -64,8 +65,8 @@ Language.factory("taxonomy_tagger", default_config={"taxonomy": None, **TaggerCo
 
 
 class TaxonomyTagger:
-    """Tags each ``Doc``: ``doc._.area_tags``, ``doc._.keyphrases`` and
-    ``doc.spans["area_evidence"]``."""
+    """Tags each ``Doc``: ``doc._.area_tags``, ``doc._.facet_tags``, ``doc._.keyphrases`` and
+    ``doc.spans["area_evidence"]`` (the topic tags' evidence)."""
 
     def __init__(self, tagger: Tagger) -> None:
         self.tagger = tagger
@@ -85,6 +86,7 @@ class TaxonomyTagger:
 
 def _annotate(doc: Doc, tagged: TaggedPaper | None) -> Doc:
     doc._.area_tags = tagged.tags if tagged else []
+    doc._.facet_tags = tagged.facets if tagged else []
     doc._.keyphrases = tagged.keyphrases if tagged else []
     spans = []
     for tag in doc._.area_tags:

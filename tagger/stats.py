@@ -46,8 +46,9 @@ class CorpusStats:
 
 
 def corpus_stats(records: Iterable[TaggedPaper], taxonomy: Taxonomy) -> CorpusStats:
-    """Count tagged records by area, venue and area pair. Areas the taxonomy does not have (the
-    file was tagged with another) are not counted."""
+    """Count tagged records by area (contribution types too), venue and pair of top-level topic
+    areas. Areas the taxonomy does not have (the file was tagged with another) are not
+    counted; a paper with no topic tag is untagged, whatever its type."""
     stats = CorpusStats()
     for record in records:
         stats.papers += 1
@@ -56,11 +57,14 @@ def corpus_stats(records: Iterable[TaggedPaper], taxonomy: Taxonomy) -> CorpusSt
         venue = venue or "(no venue)"
         stats.venue_papers[venue] += 1
         areas = {area for tag in record.tags for area in tag.path if area in taxonomy.by_id}
+        types = {area for tag in record.facets for area in tag.path if area in taxonomy.by_id}
+        stats.areas.update(types)
+        stats.by_venue.setdefault(venue, Counter()).update(types)
         if not areas:
             stats.untagged += 1
             continue
         stats.areas.update(areas)
-        stats.by_venue.setdefault(venue, Counter()).update(areas)
+        stats.by_venue[venue].update(areas)
         roots = sorted(area for area in areas if taxonomy.by_id[area].parent is None)
         stats.pairs.update(combinations(roots, 2))
     return stats

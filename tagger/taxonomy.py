@@ -87,6 +87,9 @@ class Area(BaseModel):
     models."""
     fallback: bool = False
     """A catch-all sub-area ('language models in general'): listed only when no sibling is."""
+    facet: bool = False
+    """A root whose sub-areas say what kind of paper it is (a contribution type: theory, dataset,
+    ...) rather than what it is about: their tags are a paper's ``facets``, not its ``tags``."""
 
     @field_validator("id")
     @classmethod
@@ -180,6 +183,11 @@ class Taxonomy:
     @cached_property
     def roots(self) -> list[str]:
         return [area.id for area in self.areas if area.parent is None]
+
+    def facet(self, area_id: str) -> str | None:
+        """The facet root ``area_id`` lies under (or is), None for a topic area."""
+        root = self.path(area_id)[0]
+        return root if self.by_id[root].facet else None
 
     @cached_property
     def _position(self) -> dict[str, int]:
@@ -470,6 +478,13 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
             problems.append(
                 f"{source} line {line}: area {area.id!r} lies more than {MAX_AREA_DEPTH} levels "
                 "deep; a taxonomy may have at most that many"
+            )
+    for index, area in enumerate(areas):
+        if area.facet and area.parent is not None:
+            line = lines.get(("areas", index, "facet"))
+            problems.append(
+                f"{source} line {line}: area {area.id!r} is marked 'facet' but has a parent; "
+                "only a root can be a facet (its sub-areas are the facet's values)"
             )
     known = schemes()
     for index, area in enumerate(areas):

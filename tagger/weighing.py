@@ -1,11 +1,13 @@
 """The learned part of tagging: it weighs the evidence rules found, and nothing else.
 
 Every candidate area of a paper (one its rules, or a sub-area's, fired on) is described by the
-few numbers in FEATURES; two logistic models read them. ``right`` gives the probability that a
+few numbers in FEATURES; logistic models read them. ``right`` gives the probability that a
 researcher would accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged
 set (judged/). ``main`` says how much the paper is mainly about the area: the order tags are
-listed in. The models are small (a weight per feature) and ship as data/weigher.json, with a
-record of what they were fitted on; ``python -m tagger.calibrate`` fits them again.
+listed in. A facet's values (the contribution types) have a model each where the judged set
+holds enough of them, and share one otherwise: the probability that the value is right. The
+models are small (a weight per feature) and ship as data/weigher.json, with a record of what
+they were fitted on; ``python -m tagger.calibrate`` fits them again.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ FEATURES = (
     "leaf",  # the area has no sub-areas
 )
 MODELS = ("right", "main")
+ANY_FACET = "*"  # the facet model for a value that has none of its own
 DEFAULT_PATH = "weigher.json"
 
 
@@ -68,11 +71,16 @@ class Model:
 
 @dataclass(frozen=True)
 class Weigher:
-    """The two models, and what they were fitted on."""
+    """The models, and what they were fitted on."""
 
     right: Model
     main: Model
+    facets: dict[str, Model]  # a facet value's own model, by area id; ANY_FACET for the others
     about: dict[str, Any]
+
+    def facet(self, area: str, features: Mapping[str, float]) -> float:
+        """The probability that facet value ``area`` (type.theory, ...) is right."""
+        return (self.facets.get(area) or self.facets[ANY_FACET])(features)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Weigher:
@@ -96,7 +104,11 @@ class Weigher:
                 for name, w, mu, s in zip(FEATURES, m.weights, m.means, m.scales, strict=True)
             } | {"(bias)": m.bias}
 
-        return {"about": self.about, "right": model(self.right), "main": model(self.main)}
+        return (
+            {"about": self.about}
+            | {name: model(getattr(self, name)) for name in MODELS}
+            | {"facet": {area: model(m) for area, m in self.facets.items()}}
+        )
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
@@ -110,18 +122,21 @@ def _load(path: str) -> Weigher:
         else:
             text = resources.files("tagger").joinpath("data", DEFAULT_PATH).read_text("utf-8")
         data = json.loads(text)
-        models = {}
-        for name in MODELS:
-            raw = data[name]
-            models[name] = Model(
-                weights=tuple(float(raw[f]["weight"]) for f in FEATURES),
-                bias=float(raw["(bias)"]),
-                means=tuple(float(raw[f]["mean"]) for f in FEATURES),
-                scales=tuple(float(raw[f]["scale"]) or 1.0 for f in FEATURES),
-            )
+        models = {name: _model(data[name]) for name in MODELS}
+        facets = {area: _model(raw) for area, raw in data["facet"].items()}
+        facets[ANY_FACET]  # noqa: B018 - required
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc}") from None
-    return Weigher(right=models["right"], main=models["main"], about=data.get("about", {}))
+        raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc!r}") from None
+    return Weigher(**models, facets=facets, about=data.get("about", {}))
+
+
+def _model(raw: Mapping[str, Any]) -> Model:
+    return Model(
+        weights=tuple(float(raw[f]["weight"]) for f in FEATURES),
+        bias=float(raw["(bias)"]),
+        means=tuple(float(raw[f]["mean"]) for f in FEATURES),
+        scales=tuple(float(raw[f]["scale"]) or 1.0 for f in FEATURES),
+    )
 
 
 def fitted(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, c: float = 1.0) -> Model:

@@ -134,13 +134,19 @@ def tagged_record(
     year=None,
     keyphrases=(),
     evidence=(),
+    facets=(),
     **paper_fields,
 ):
     """A valid line of tagged output, made by hand: tags from ``paths`` (root to area, each with
     ``score``, or (path, score) pairs), keyphrases from their texts (or (text, normalized)
-    pairs), and evidence on the first
-    characters of the abstract: (area, rule) for the tag of that area, or (tag, area, rule)."""
+    pairs), evidence on the first characters of the abstract: (area, rule) for the tag of that
+    area, or (tag, area, rule); and facet tags (contribution types) from ``facets``, paths like
+    ``paths``."""
     from tagger.records import AreaTag, Evidence, Keyphrase, Paper, TaggedPaper
+
+    def plain(item):
+        path, tag_score = item if isinstance(item[-1], float) else (item, score)
+        return AreaTag(id=path[-1], name=path[-1], path=list(path), score=tag_score, evidence=[])
 
     tags = []
     for item in paths:
@@ -178,6 +184,7 @@ def tagged_record(
             for k in keyphrases
         ],
         tags=tags,
+        facets=[plain(item) for item in facets],
         provenance=PROVENANCE,
     )
 

@@ -196,7 +196,7 @@ def test_taxonomy_check_prints_the_tree():
         "rl  Reinforcement learning  (6 rules)",
         "  rl.multi-agent  Multi-agent RL  (3 rules)",
     ]
-    assert "4 areas, 2 roots, 2 levels: OK" in result.stderr
+    assert "7 areas, 3 roots, 2 levels: OK" in result.stderr
 
 
 def test_taxonomy_check_broken_file_exit_code(tmp_path):

@@ -34,6 +34,16 @@ def test_ranked_labels_levels():
     assert ranked_labels([NONE], "icml") == []
 
 
+def test_a_contribution_types_label_comes_before_the_topics():
+    dataset = _tag("type.dataset", iclr=["datasets and benchmarks"])
+    theory = _tag("type.theory")  # no crosswalk: no label
+    rl = _tag("rl", iclr=["reinforcement learning"])
+    assert ranked_labels([rl], "iclr", facets=[theory, dataset]) == [
+        "datasets and benchmarks",
+        "reinforcement learning",
+    ]
+
+
 def test_area_report_counts():
     pairs = [
         ("A", ["A", "B"]),  # right at 1

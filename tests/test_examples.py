@@ -21,7 +21,7 @@ def test_example_abstracts_get_tags_with_exact_evidence(examples):
     # a paper no area is likely enough for gets no tag; the shipped lists are mostly clear
     assert sum(bool(tagged.tags) for tagged in examples) >= 35
     for tagged in examples:
-        for tag in tagged.tags:
+        for tag in tagged.tags + tagged.facets:
             assert tag.score >= 0.7
             assert tag.evidence
             for ev in tag.evidence:
@@ -30,6 +30,29 @@ def test_example_abstracts_get_tags_with_exact_evidence(examples):
         for phrase in tagged.keyphrases:
             for span in phrase.spans:
                 assert 0 <= span.start < span.end <= len(tagged.paper.abstract)
+
+
+def test_contribution_types_are_facets_with_their_own_evidence(examples):
+    """Most shipped papers are typed; a type is never a topic tag, and never the bare facet."""
+    assert sum(bool(tagged.facets) for tagged in examples) >= len(examples) // 2
+    for tagged in examples:
+        assert all(tag.path[0] != "type" for tag in tagged.tags)
+        assert all(tag.path[0] == "type" and len(tag.path) == 2 for tag in tagged.facets)
+        assert [t.score for t in tagged.facets] == sorted(
+            (t.score for t in tagged.facets), reverse=True
+        )
+
+
+def test_a_theory_abstract_is_typed_theory(tagger):
+    paper = Paper(
+        title="Minimax regret bounds for linear bandits",
+        abstract="We study stochastic linear bandits. We prove a regret upper bound of order "
+        "d sqrt(T) and a matching lower bound, so the algorithm is minimax optimal. The analysis "
+        "gives the first non-asymptotic guarantee for this setting.",
+    )
+    tagged = tagger.tag(paper)
+    assert "type.theory" in [tag.id for tag in tagged.facets]
+    assert "theory.bandits" in [tag.id for tag in tagged.tags]
 
 
 def test_every_example_abstract_gets_a_candidate_area(tagger):

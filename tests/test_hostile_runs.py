@@ -389,7 +389,7 @@ def test_csv_cells_are_neither_formulas_nor_split_rows(tmp_path):
     tagged = write_tagged(tmp_path / "t.jsonl", [record])
     result = run("filter", tagged, "--format", "csv", *MINI)
     assert result.stdout_bytes == (
-        b'id,title,venue,year,tags\r\na,"\'=HYPERLINK(""http://x"")\rsecond",\'@SUM,,rl\r\n'
+        b'id,title,venue,year,tags,types\r\na,"\'=HYPERLINK(""http://x"")\rsecond",\'@SUM,,rl,\r\n'
     )
 
 

@@ -18,13 +18,13 @@ from .conftest import MINI_TAXONOMY, ROOT, HashEmbedder, tagged_record, write_ta
 JUDGED = ROOT / "judged" / "judged.jsonl"
 
 
-def _judged(paper_id, paths, *, areas, main, acceptable=(), **fields):
+def _judged(paper_id, paths, *, areas, main, acceptable=(), types=("method",), **fields):
     record = tagged_record(paper_id, paths, **fields)
     record.paper.__pydantic_extra__["judged"] = {
         "areas": list(areas),
         "main": list(main),
         "acceptable": list(acceptable),
-        "type": ["method"],
+        "type": list(types),
     }
     return record
 
@@ -70,6 +70,29 @@ def test_figures_by_hand():
     assert rows == {0.7: (1, 0.0), 0.8: (1, 1.0), 0.9: (1, 1.0)}
     assert report.largest_gap() == 0.0  # no bin reaches 10 tags
     assert report.largest_gap(min_tags=1) == pytest.approx(0.75)
+
+
+def test_contribution_types_by_hand():
+    """A listed type is right when the judged types name it; recall counts judged types listed."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    theory, dataset = (["type", "type.theory"], 0.9), (["type", "type.dataset"], 0.72)
+    records = [
+        _judged("a", [], areas=["rl"], main=["rl"], types=["theory", "method"], facets=[theory]),
+        _judged("b", [], areas=["rl"], main=["rl"], types=["theory"], facets=[theory, dataset]),
+        _judged("c", [], areas=["rl"], main=["rl"], types=["dataset"]),
+    ]
+    types = evaluate_judged(records, taxonomy).types.as_dict()
+    assert (types["listed"], types["precision"], types["papers_with_a_wrong_type"]) == (
+        3,
+        round(2 / 3, 4),
+        round(1 / 3, 4),
+    )
+    assert (types["recall"], types["types_per_paper"]) == (0.5, 1.0)  # 2 of 4 judged types
+    assert types["by_type"] == {
+        "type.theory": {"judged": 2, "listed": 2, "right": 2},
+        "type.method": {"judged": 1},
+        "type.dataset": {"judged": 1, "listed": 1, "right": 0},
+    }
 
 
 def test_a_judgment_naming_an_area_the_taxonomy_lacks_is_an_error():
@@ -165,6 +188,27 @@ def test_requires_keeps_a_word_to_its_sense(everything):
     assert [t.id for t in everything.tag(bandit).tags] == []
     llm = Paper(abstract="A language model steers agents that browse the web.")
     assert "lm.agents" in [t.id for t in everything.tag(llm).tags]
+
+
+def test_contribution_types_are_facets_not_topics():
+    """A facet's values are weighed apart from the topics and listed in ``facets``; the facet's
+    root never is."""
+    taxonomy = parse_taxonomy(
+        RULES
+        + """  - id: type
+    name: Contribution type
+    facet: true
+  - id: type.theory
+    name: Theory
+    parent: type
+    aliases: [we prove, regret bound]
+"""
+    )
+    tagger = Tagger(taxonomy, TaggerConfig(min_score=0.0), embedder=HashEmbedder())
+    tagged = tagger.tag(Paper(abstract="We prove a regret bound for code generation."))
+    assert [t.id for t in tagged.tags] == ["lm.code"]
+    assert [t.id for t in tagged.facets] == ["type.theory"]
+    assert [e.text for e in tagged.facets[0].evidence] == ["We prove", "regret bound"]
 
 
 def test_a_fallback_is_listed_only_when_no_sibling_is(everything):

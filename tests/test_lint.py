@@ -112,6 +112,15 @@ def lint(*args):
             ],
         ),
         ("clean", 0, []),
+        ("facet", 0, []),
+        (
+            "facet-root-rules",
+            0,
+            [
+                "line 4: warning: area 'type': is a facet, and a facet's root is never listed, "
+                "so its own rules tag nothing (move them to the value they are evidence of)"
+            ],
+        ),
     ],
 )
 def test_each_fault_is_one_line_with_its_yaml_line(name, exit_code, findings):

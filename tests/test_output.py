@@ -29,6 +29,16 @@ def test_records_read_back_equal_what_was_written(tmp_path):
     ]
 
 
+def test_a_line_is_one_line_to_every_splitter(tmp_path):
+    """U+0085, U+2028 and U+2029 are legal raw in JSON, but str.splitlines (and older JavaScript)
+    breaks lines there: tagger writes them escaped, and reads them back the same."""
+    title = "a\x85b\u2028c\u2029d"
+    line = dumps(tagged_record("a", [["rl"]], title=title))
+    assert len(line.decode().splitlines()) == 1
+    path = write_tagged(tmp_path / "t.jsonl", [tagged_record("a", [["rl"]], title=title)])
+    assert [r.paper.title for r in read_tagged(path)] == [title]
+
+
 def test_blank_lines_and_a_missing_last_newline(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"\n" + dumps(RECORDS[0]) + b"  \n" + dumps(RECORDS[1]).rstrip(b"\n"))

@@ -51,13 +51,16 @@ def test_malformed_expressions_say_what_is_wrong(expression, message):
 
 def test_filter_where_venue_year_and_formats(tmp_path):
     rows = [
-        ("a", "ICML", 2025, [["rl"], ["rl", "rl.multi-agent"]]),
-        ("b", "ICLR", 2025, [["rl"], ["graphs"]]),
-        ("c", "ICML", 2024, [["graphs", "graphs.gnn"]]),
+        ("a", "ICML", 2025, [["rl"], ["rl", "rl.multi-agent"]], [["type", "type.theory"]]),
+        ("b", "ICLR", 2025, [["rl"], ["graphs"]], [["type", "type.dataset"]]),
+        ("c", "ICML", 2024, [["graphs", "graphs.gnn"]], [["type", "type.theory"]]),
     ]
     path = write_tagged(
         tmp_path / "tagged.jsonl",
-        [tagged_record(i, paths, title=f"Paper {i}", venue=v, year=y) for i, v, y, paths in rows],
+        [
+            tagged_record(i, paths, title=f"Paper {i}", venue=v, year=y, facets=types)
+            for i, v, y, paths, types in rows
+        ],
     )
 
     def run(*args):
@@ -71,9 +74,12 @@ def test_filter_where_venue_year_and_formats(tmp_path):
     assert run("--where", "graphs", "--venue", "icml", "--format", "titles") == "Paper c\n"
     assert run("--area", "rl", "--year", "2025", "--format", "ids") == "a\nb\n"
     assert run("--where", "graphs.gnn or rl.multi-agent", "--format", "csv") == (
-        "id,title,venue,year,tags\na,Paper a,ICML,2025,rl;rl.multi-agent\n"
-        "c,Paper c,ICML,2024,graphs.gnn\n"
+        "id,title,venue,year,tags,types\na,Paper a,ICML,2025,rl;rl.multi-agent,type.theory\n"
+        "c,Paper c,ICML,2024,graphs.gnn,type.theory\n"
     )
+    # contribution types (facet tags) filter like topics
+    assert run("--where", "rl and type.theory", "--format", "ids") == "a\n"
+    assert run("--area", "type", "--where", "not type.theory", "--format", "ids") == "b\n"
     bad = CliRunner().invoke(
         main, ["filter", str(path), "--where", "rl and (", "--taxonomy", str(MINI_TAXONOMY)]
     )

@@ -12,17 +12,18 @@ from .conftest import MINI_TAXONOMY, tagged_record, write_tagged
 
 
 def _tagged(tmp_path):
+    theory = [["type", "type.theory"]]
     rows = [
-        ("ICML", [["rl"], ["rl", "rl.multi-agent"], ["graphs"]]),
-        ("ICML", [["rl"]]),
-        ("ICLR", [["graphs"], ["graphs", "graphs.gnn"]]),
-        ("ICLR", []),
+        ("ICML", [["rl"], ["rl", "rl.multi-agent"], ["graphs"]], theory),
+        ("ICML", [["rl"]], []),
+        ("ICLR", [["graphs"], ["graphs", "graphs.gnn"]], []),
+        ("ICLR", [], theory),  # a type but no topic: untagged
     ]
     return write_tagged(
         tmp_path / "tagged.jsonl",
         [
-            tagged_record(str(i), paths, venue=venue, year=2025)
-            for i, (venue, paths) in enumerate(rows)
+            tagged_record(str(i), paths, venue=venue, year=2025, facets=types)
+            for i, (venue, paths, types) in enumerate(rows)
         ],
     )
 
@@ -40,6 +41,8 @@ def test_stats_json_counts(tmp_path):
         "rl.multi-agent": (1, 0.25, {"ICLR 2025": 0, "ICML 2025": 1}),
         "graphs": (2, 0.5, {"ICLR 2025": 1, "ICML 2025": 1}),
         "graphs.gnn": (1, 0.25, {"ICLR 2025": 1, "ICML 2025": 0}),
+        "type": (2, 0.5, {"ICLR 2025": 1, "ICML 2025": 1}),
+        "type.theory": (2, 0.5, {"ICLR 2025": 1, "ICML 2025": 1}),
     }
     assert stats["pairs"] == [{"areas": ["graphs", "rl"], "papers": 1}]
     assert stats["venues"] == {"ICLR 2025": 2, "ICML 2025": 2}

@@ -158,29 +158,33 @@ def test_central_evidence_outweighs_a_passing_mention(nlp):
     assert weigher.right(found["graphs"].features) > weigher.right(found["rl"].features)
 
 
-def test_min_score_and_max_tags_are_applied(nlp):
+def test_min_score_and_max_tags_are_applied_and_facets_kept_apart(nlp):
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     analysis, hits = _hits_and_analysis(
         nlp,
         None,
-        "graph learning and reinforcement learning",
+        "graph learning and reinforcement learning. We prove a regret bound.",
         [
             ("graphs", "abstract", "graph learning", 0),
             ("rl", "abstract", "reinforcement learning", 0),
+            ("type.theory", "abstract", "We prove", 1),
+            ("type.theory", "abstract", "regret bound", 1),
         ],
     )
 
     def tags(**settings):
         config = TaggerConfig(**settings)
-        found = score_hits(
+        topics, facets = score_hits(
             hits, analysis, taxonomy, n_keyphrases=0, config=config, weigher=Weigher.load()
         )
-        return [(t.id, t.score) for t in found]
+        return [(t.id, t.score) for t in topics], [(t.id, t.score) for t in facets]
 
-    both = tags(min_score=0)
+    both, types = tags(min_score=0)
     assert {area for area, _ in both} == {"graphs", "rl"}
-    assert tags(min_score=0, max_tags=1) == both[:1]
-    assert tags(min_score=max(score for _, score in both) + 0.0001) == []
+    assert [area for area, _ in types] == ["type.theory"]  # never the facet's root, never a topic
+    assert tags(min_score=0, max_tags=1) == (both[:1], types)
+    best = max(score for _, score in both + types)
+    assert tags(min_score=best + 0.0001) == ([], [])
 
 
 def test_every_scoring_setting_is_reachable(nlp):
