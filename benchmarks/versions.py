@@ -1,0 +1,85 @@
+"""CPU time of `tagger tag` from this checkout against another one, on the same abstracts.
+
+    git worktree add /tmp/base 927aa27
+    python benchmarks/versions.py /tmp/base            # 200 ICLR 2026 dev abstracts, 2 rounds
+
+Each round runs both checkouts' command line, one after the other (alternating which goes first),
+in child processes with one thread (OMP_NUM_THREADS=1, the fastest setting on 2 cores), and reads
+the child's user + system CPU seconds: start-up and model loading included, the same for both.
+The ratio is this checkout's CPU over the other's, per round and in total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def cpu_seconds(checkout: Path, source: Path, output: Path) -> float:
+    """CPU seconds of one `tagger tag` run of ``checkout``'s code (its package on the path)."""
+    env = dict(os.environ, PYTHONPATH=str(checkout), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [sys.executable, "-m", "tagger", "tag", str(source), "-o", str(output)],
+        env=env,
+        cwd=checkout,
+        check=True,
+        capture_output=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("other", type=Path, help="the checkout to compare with")
+    parser.add_argument("--data", type=Path, default=HERE.parent / "shared/data/iclr2026-dev.jsonl")
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "papers.jsonl"
+        lines = args.data.read_text(encoding="utf-8").splitlines()[: args.n]
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        totals = {"this": 0.0, "other": 0.0}
+        for round_ in range(args.rounds):
+            order = ["this", "other"] if round_ % 2 == 0 else ["other", "this"]
+            took = {}
+            for name in order:
+                checkout = HERE if name == "this" else args.other.resolve()
+                took[name] = cpu_seconds(checkout, source, Path(folder) / f"{name}.jsonl")
+                totals[name] += took[name]
+            print(
+                json.dumps(
+                    {
+                        "round": round_ + 1,
+                        "this_cpu_s": round(took["this"], 1),
+                        "other_cpu_s": round(took["other"], 1),
+                        "ratio": round(took["this"] / took["other"], 3),
+                    }
+                )
+            )
+        print(
+            json.dumps(
+                {
+                    "papers": len(lines),
+                    "this": str(HERE),
+                    "other": str(args.other),
+                    "ratio_total": round(totals["this"] / totals["other"], 3),
+                }
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
