@@ -81,8 +81,8 @@ def child(system: str, source: str, output: str) -> None:
                 batch = chunk[i : i + size]
                 paper_texts = [paper_text(t, a) for t, a in batch]
                 analyses = [
-                    analyse(doc, t)
-                    for doc, (t, _) in zip(tagger.nlp.pipe(paper_texts), batch, strict=True)
+                    analyse(doc, t, a)
+                    for doc, (t, a) in zip(tagger.nlp.pipe(paper_texts), batch, strict=True)
                 ]
                 out += [
                     [k.text for k in phrases]

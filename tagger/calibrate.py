@@ -1,7 +1,10 @@
-"""Fit the weigher (weighing.py) to the judged set, cross-validated by source, and write it.
+"""Fit the weigher (weighing.py) to the judged set, or the keyphrase acceptance model
+(keyphrases.py) to the judged keyphrase set, cross-validated by source, and write it.
 
     python -m tagger.calibrate          # judged/judged.jsonl -> tagger/data/weigher.json
     python -m tagger.calibrate --report docs/calibration.md --no-write
+    python -m tagger.calibrate --keyphrases --report docs/keyphrase-calibration.md
+        # judged/keyphrases.jsonl -> tagger/data/keyphrases.json
 
 Every candidate area of every judged paper (an area one of its rules proposed) is a row of
 features; the ``right`` model learns which rows are right tags (neutral ones left out), the
@@ -11,6 +14,10 @@ candidates shares one model with the others. Before fitting on everything, the s
 made once per source of the judged set (the ICLR 2024, 2025 and 2026 samples and the two shipped
 paper lists) with that source held out, and the held-out papers are measured as `tagger eval
 --judged` measures them: those figures say what to expect on papers the weigher never saw.
+
+With ``--keyphrases``, every noun-phrase candidate of every paper of the judged keyphrase set whose
+phrase was judged is a row of keyphrases.FEATURES, labelled 1 if it was judged ``accept``; the
+same cross-validation by source measures the first five keyphrases of the held-out papers.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from pathlib import Path
 
 from .config import TaggerConfig
 from .judged import JudgedReport, Judgment, evaluate_judged, render_judged, verdicts
+from .keyphrases import FEATURES, AcceptanceModel
 from .pipeline import Tagger
 from .readers import read_papers
 from .records import AreaTag, Paper, Provenance, TaggedPaper
@@ -38,12 +46,18 @@ MIN_EXAMPLES = 5  # right and wrong candidates a facet value needs for a model o
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tagger.calibrate", description=__doc__)
-    parser.add_argument("--judged", default=str(ROOT / "judged" / "judged.jsonl"))
-    parser.add_argument("--out", default=str(Path(__file__).parent / "data" / "weigher.json"))
+    parser.add_argument("--keyphrases", action="store_true", help="Fit the keyphrase model.")
+    parser.add_argument("--judged", default=None, help="The judged set (judged/ by default).")
+    parser.add_argument("--out", default=None, help="Where the fit goes (tagger/data/ ...).")
     parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
     parser.add_argument("--no-write", action="store_true", help="Measure only; keep the weigher.")
     parser.add_argument("-c", type=float, default=0.3, help="Inverse L2 strength of every fit.")
     args = parser.parse_args(argv)
+    name = ("keyphrases", "keyphrases") if args.keyphrases else ("judged", "weigher")
+    args.judged = args.judged or str(ROOT / "judged" / f"{name[0]}.jsonl")
+    args.out = args.out or str(Path(__file__).parent / "data" / f"{name[1]}.json")
+    if args.keyphrases:
+        return calibrate_keyphrases(args)
 
     tagger = Tagger.from_taxonomy()
     papers = list(read_papers(args.judged))
@@ -114,6 +128,105 @@ def main(argv: Sequence[str] | None = None) -> int:
         weigher.save(args.out)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def calibrate_keyphrases(args: argparse.Namespace) -> int:
+    """Fit the keyphrase acceptance model; see the module's docstring."""
+    papers = list(read_papers(args.judged))
+    judged = [Judgment.of_paper(p) for p in papers]
+    # every candidate, none dropped by a shortlist that would need the model being fitted
+    wide = Tagger.from_taxonomy(config=TaggerConfig(max_candidates=1_000_000))
+    print(f"{len(papers)} judged papers; describing candidates ...", file=sys.stderr)
+    found = [
+        c
+        for start in range(0, len(papers), 32)
+        for c in wide.keyphrase_candidates(papers[start : start + 32])
+    ]
+    rows: list[tuple[int, dict[str, float], int]] = []  # paper, features, accepted
+    unjudged = 0
+    for i, described in enumerate(found):
+        for text, features in described.values():
+            label = judged[i].phrase_label(text) if judged[i] else None
+            if label is None:
+                unjudged += 1
+                continue
+            rows.append((i, features, int(label == "accept")))
+
+    def fit(papers_of: set[int]) -> AcceptanceModel:
+        chosen = [(x, y) for i, x, y in rows if i in papers_of]
+        model = fitted([x for x, _ in chosen], [y for _, y in chosen], c=args.c, names=FEATURES)
+        return AcceptanceModel(model, {})
+
+    tagger = Tagger.from_taxonomy()
+    sources = sorted({_source(p) for p in papers})
+    held_out: list[TaggedPaper] = []
+    for source in sources:
+        test = [i for i, p in enumerate(papers) if _source(p) == source]
+        tagger.keyphrases.model = fit({i for i in range(len(papers)) if i not in test})
+        phrases = tagger.extract_keyphrases([papers[i] for i in test])
+        held_out += [_with_keyphrases(papers[i], kps) for i, kps in zip(test, phrases, strict=True)]
+    report = evaluate_judged(held_out, tagger.taxonomy, source="each source held out in turn")
+    shown = Path(args.judged).resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
+    model = fit(set(range(len(papers))))
+    tagger.keyphrases.model = model
+    everything = evaluate_judged(
+        [
+            _with_keyphrases(p, kps)
+            for p, kps in zip(papers, tagger.extract_keyphrases(papers), strict=True)
+        ],
+        tagger.taxonomy,
+        source="fitted on all, measured on all (optimistic)",
+    )
+    accepted = sum(y for _, _, y in rows)
+    weights = sorted(
+        zip(FEATURES, model.accept.weights, strict=True), key=lambda pair: -abs(pair[1])
+    )
+    lines = [
+        f"# Calibration of the keyphrase model on {shown}",
+        "",
+        f"{len(papers)} papers; {len(rows)} judged candidates ({accepted} accepted), "
+        f"{unjudged} candidates not in the judged pool (left out).",
+        "",
+        "Cross-validated (each source measured by a model fitted on the others):",
+        "",
+        render_judged(report),
+        render_judged(everything),
+        "Weights of the model fitted on all (standardised features, largest first):",
+        "",
+        "| feature | weight |",
+        "| --- | --- |",
+        *(f"| {name} | {weight:+.3f} |" for name, weight in weights),
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text, encoding="utf-8")
+    if not args.no_write:
+        model = replace(
+            model,
+            about={
+                "fitted_on": Path(args.judged).name,
+                "judged_sha256": hashlib.sha256(Path(args.judged).read_bytes()).hexdigest(),
+                "papers": len(papers),
+                "candidates": len(rows),
+                "accepted": accepted,
+                "date": datetime.date.today().isoformat(),
+                "cross_validated": {
+                    k: v for k, v in report.keyphrases.as_dict().items() if k != "by_source"
+                },
+            },
+        )
+        model.save(args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _with_keyphrases(paper: Paper, keyphrases: list) -> TaggedPaper:
+    return TaggedPaper(
+        paper=paper, keyphrases=keyphrases, tags=[], facets=[], provenance=_PROVENANCE
+    )
 
 
 def _source(paper: Paper) -> str:

@@ -529,15 +529,15 @@ def eval_(
             result = evaluate_file(papers, tagger, scheme=scheme, skip=skipped, **options)
             text, data = render(result), result.as_dict()
         else:
-            from .evaluate import tagged_records
+            from .evaluate import papers_of, tagged_records
 
             records, _ = tagged_records(
                 papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped
             )
             judgments = None
             if papers is not None:
-                marked, _ = tagged_records(judged, tagger, skip=skipped)  # read as it is, or tagged
-                judgments = {r.paper.id: Judgment.of(r) for r in marked if Judgment.of(r)}
+                marked = papers_of(judged, skip=skipped)
+                judgments = {p.id: Judgment.of_paper(p) for p in marked if Judgment.of_paper(p)}
             report = evaluate_judged(
                 records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
             )

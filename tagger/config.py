@@ -64,11 +64,10 @@ class TaggerConfig(Settings):
     max_words: int = _setting(
         3, "Longest keyphrase in words; a hyphenated compound counts as one.", minimum=1
     )
-    title_bonus: float = _setting(
-        0.15, "Added to the rank of a keyphrase that is in the title.", minimum=0, maximum=1
-    )
-    frequency_bonus: float = _setting(
-        0.15, "Times ln(occurrences), added to the rank of a keyphrase.", minimum=0, maximum=1
+    keyphrase_model: str = _setting(
+        "",
+        "A keyphrase model file (python -m tagger.calibrate --keyphrases makes one); empty: the "
+        "one shipped.",
     )
     max_candidates: int = _setting(
         30,
@@ -166,12 +165,16 @@ class SuggestConfig(Settings):
     )
 
 
+_MAY_BE_EMPTY = frozenset({"weigher", "keyphrase_model"})  # empty: the file tagger ships
+
+
 def _check(owner: str, field: dataclasses.Field, value: Any) -> None:
     """Refuse a value of the wrong type or out of range, in scikit-learn's words."""
     low, high = field.metadata["minimum"], field.metadata["maximum"]
     if field.type == "str":
-        ok = isinstance(value, str) and (bool(value) or field.name == "weigher")
-        wanted = "a non-empty str" if field.name != "weigher" else "a str"
+        may_be_empty = field.name in _MAY_BE_EMPTY
+        ok = isinstance(value, str) and (bool(value) or may_be_empty)
+        wanted = "a str" if may_be_empty else "a non-empty str"
     elif field.type == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
         wanted = "an int"

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError, ModelError
 from .files import check_outputs, open_output
 from .output import JsonlWriter, Skip, read_tagged, sniff_tagged
-from .records import AreaTag, TaggedPaper
+from .records import AreaTag, Paper, TaggedPaper
 from .schemes import SUBTOPIC, schemes
 
 if TYPE_CHECKING:
@@ -311,6 +311,24 @@ def tagged_records(
             for record in records:
                 writer.write(record)
     return records, seconds
+
+
+def papers_of(source: str | Path, *, skip: Skip | None = None) -> list[Paper]:
+    """The papers of ``source``, untagged: those of its records when it holds tagged output."""
+    from .readers import iter_records
+
+    tagged, stdin = sniff_tagged(source)
+    if tagged:
+        return [record.paper for record in read_tagged(source, stdin=stdin, skip=skip)]
+    papers = []
+    for item in iter_records(source, stdin=stdin):
+        if isinstance(item, InputError):
+            if skip is None:
+                raise item
+            skip(item)
+        else:
+            papers.append(item)
+    return papers
 
 
 def evaluate_records(

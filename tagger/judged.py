@@ -1,5 +1,7 @@
-"""Tags measured against a judged set: papers whose right areas a person wrote down (see
-judged/README.md), so that every tag the tagger lists can be called right, neutral or wrong.
+"""Tags and keyphrases measured against a judged set: papers whose right areas a person wrote
+down (see judged/README.md), so that every tag the tagger lists can be called right, neutral or
+wrong; and papers whose candidate phrases a person marked acceptable as keyphrases or not (see
+judged/keyphrases.md), so that every keyphrase can be called accepted or not, and why.
 
 A listed tag is right when its area is one of the paper's judged ``areas`` or an ancestor of one
 (a parent is implied by its sub-area), neutral when it is one of ``acceptable`` or an ancestor of
@@ -19,6 +21,8 @@ from .records import AreaTag, Paper, TaggedPaper
 from .taxonomy import Taxonomy
 
 VERDICTS = ("right", "neutral", "wrong")
+PHRASE_LABELS = ("accept", "fragment", "generic", "vague", "passing", "noise")
+TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
 TYPE_FACET = "type"  # the facet root the judged types are values of
 CALIBRATION_BINS = 10
 
@@ -31,6 +35,8 @@ class Judgment:
     main: tuple[str, ...]  # the one (or two) it is mainly about
     acceptable: tuple[str, ...] = ()  # defensible, not necessary: neither right nor wrong
     types: tuple[str, ...] = ()  # method, theory, dataset, analysis, survey, system
+    # a PHRASE_LABELS label per phrase, by its Porter-stemmed words (evaluate.stem_phrase)
+    phrases: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, record: TaggedPaper) -> Judgment | None:
@@ -43,12 +49,22 @@ class Judgment:
         value = (paper.model_extra or {}).get("judged")
         if not isinstance(value, dict):
             return None
+        from .evaluate import stem_phrase
+
+        phrases = value.get("keyphrases") or {}
         return cls(
             areas=tuple(value.get("areas") or ()),
             main=tuple(value.get("main") or ()),
             acceptable=tuple(value.get("acceptable") or ()),
             types=tuple(value.get("type") or ()),
+            phrases={stem_phrase(phrase): label for phrase, label in phrases.items()},
         )
+
+    def phrase_label(self, phrase: str) -> str | None:
+        """The judged label of a phrase, matched by its Porter-stemmed words; None if unjudged."""
+        from .evaluate import stem_phrase
+
+        return self.phrases.get(stem_phrase(phrase))
 
     @property
     def facet_areas(self) -> tuple[str, ...]:
@@ -90,6 +106,7 @@ class JudgedReport:
     bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
     by_source: dict[str, Counter] = field(default_factory=dict)
     types: TypeReport = field(default_factory=lambda: TypeReport())
+    keyphrases: PhraseReport = field(default_factory=lambda: PhraseReport())
     in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
 
     @property
@@ -142,6 +159,7 @@ class JudgedReport:
             "largest_calibration_gap": round(self.largest_gap(), 4),
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
             "types": self.types.as_dict(),
+            "keyphrases": self.keyphrases.as_dict(),
             "in_sample": self.in_sample,
         }
 
@@ -200,6 +218,84 @@ class TypeReport:
         }
 
 
+@dataclass
+class PhraseReport:
+    """The first TOP_PHRASES keyphrases of each paper against the judged phrases."""
+
+    papers: int = 0
+    listed: int = 0
+    unjudged: int = 0
+    labels: Counter = field(default_factory=Counter)  # PHRASE_LABELS
+    single_rejected: int = 0  # one word, not accepted
+    contained: int = 0  # inside another of the paper's first keyphrases
+    listed_all: int = 0  # every keyphrase listed, judged
+    accepted_all: int = 0
+    bins: list[list[float]] = field(
+        default_factory=lambda: [[0, 0.0, 0] for _ in range(CALIBRATION_BINS)]
+    )
+    by_source: dict[str, Counter] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)  # label -> a few phrases
+
+    def count(self, record: TaggedPaper, judgment: Judgment) -> None:
+        from .evaluate import stem_phrase
+
+        self.papers += 1
+        top = record.keyphrases[:TOP_PHRASES]
+        stems = [f" {stem_phrase(kp.text)} " for kp in top]
+        by = self.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+        by["papers"] += 1
+        for n, keyphrase in enumerate(record.keyphrases):
+            label = judgment.phrase_label(keyphrase.text)
+            if label is None:
+                if n < TOP_PHRASES:
+                    self.unjudged += 1
+                continue
+            self.listed_all += 1
+            self.accepted_all += label == "accept"
+            row = self.bins[min(int(keyphrase.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
+            row[0] += 1
+            row[1] += keyphrase.score
+            row[2] += label == "accept"
+            if n >= TOP_PHRASES:
+                continue
+            self.listed += 1
+            self.labels[label] += 1
+            by["listed"] += 1
+            by["accept"] += label == "accept"
+            if label != "accept":
+                self.examples.setdefault(label, []).append(keyphrase.text)
+            self.single_rejected += len(keyphrase.text.split()) == 1 and label != "accept"
+        for n, stem in enumerate(stems):
+            self.contained += any(stem in other for k, other in enumerate(stems) if k != n)
+
+    def share(self, count: int) -> float:
+        return count / self.listed if self.listed else 0.0
+
+    def largest_gap(self, min_phrases: int = 10) -> float:
+        gaps = [abs(right / n - total / n) for n, total, right in self.bins if n >= min_phrases]
+        return max(gaps, default=0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "papers": self.papers,
+            "judged": self.listed,
+            "unjudged": self.unjudged,
+            "acceptance": round(self.share(self.labels["accept"]), 4),
+            "labels": {label: self.labels[label] for label in PHRASE_LABELS},
+            "fragments": round(self.share(self.labels["fragment"]), 4),
+            "single_words_rejected": round(self.share(self.single_rejected), 4),
+            "contained_in_another": round(self.contained / (self.listed + self.unjudged), 4)
+            if self.listed + self.unjudged
+            else 0.0,
+            "noise": round(self.share(self.labels["noise"]), 4),
+            "acceptance_all_listed": round(self.accepted_all / self.listed_all, 4)
+            if self.listed_all
+            else 0.0,
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+        }
+
+
 def evaluate_judged(
     records: Iterable[TaggedPaper],
     taxonomy: Taxonomy,
@@ -213,6 +309,10 @@ def evaluate_judged(
     for record in records:
         judgment = judgments.get(record.paper.id) if judgments else Judgment.of(record)
         if judgment is None:
+            continue
+        if judgment.phrases:
+            report.keyphrases.count(record, judgment)
+        if not judgment.areas:
             continue
         unknown = [a for a in (*judgment.areas, *judgment.acceptable) if a not in taxonomy.by_id]
         if unknown:
@@ -266,7 +366,52 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
 
 
 def render_judged(report: JudgedReport) -> str:
-    """The judged report as Markdown tables."""
+    """The judged report as Markdown tables: tags where the set judges areas, keyphrases where
+    it judges phrases."""
+    parts = [_render_tags(report)] if report.papers else []
+    if report.keyphrases.papers:
+        parts.append(render_phrases(report.keyphrases, report.source))
+    return "\n".join(parts)
+
+
+def render_phrases(report: PhraseReport, source: str) -> str:
+    """The keyphrase part of a judged report."""
+    k = report.as_dict()
+    lines = [
+        f"## {source}: the first {TOP_PHRASES} keyphrases of {k['papers']} judged papers",
+        "",
+        "| acceptance | fragments | single words not accepted | contained in another | noise "
+        "| unjudged | acceptance of all listed | largest calibration gap |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {k['acceptance']:.3f} | {k['fragments']:.3f} | {k['single_words_rejected']:.3f} | "
+        f"{k['contained_in_another']:.3f} | {k['noise']:.3f} | {k['unjudged']} | "
+        f"{k['acceptance_all_listed']:.3f} | {k['largest_calibration_gap']:.3f} |",
+        "",
+        f"Judged keyphrases: {k['judged']} ("
+        + ", ".join(f"{k['labels'][label]} {label}" for label in PHRASE_LABELS)
+        + f"); {k['unjudged']} not in the judged pool.",
+        "",
+        "Calibration (judged keyphrases listed, by score):",
+        "",
+        "| score | keyphrases | mean score | accepted |",
+        "| --- | --- | --- | --- |",
+        *(
+            f"| {k / CALIBRATION_BINS:.1f}-{(k + 1) / CALIBRATION_BINS:.1f} | {int(n)} | "
+            f"{total / n:.2f} | {right / n:.2f} |"
+            for k, (n, total, right) in enumerate(report.bins)
+            if n
+        ),
+        "",
+        "| source | papers | judged | acceptance |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, c in sorted(report.by_source.items()):
+        share = c["accept"] / c["listed"] if c["listed"] else 0.0
+        lines.append(f"| {name} | {c['papers']} | {c['listed']} | {share:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _render_tags(report: JudgedReport) -> str:
     r = report
     lines = [
         f"## {r.source}: {r.papers} judged papers, {r.tags} tags listed",

@@ -9,16 +9,26 @@ cosine similarity to the paper, with MMR for diversity.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache, cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .config import TaggerConfig
 from .embedders import CachedEmbedder, Embedder
+from .errors import TaggerError
 from .records import Keyphrase, Span
+from .scoring import Context
+from .specificity import Specificity
 from .text import Analysis, Token, acronym_singular, is_acronym
+from .weighing import Model
 
 _HEAD = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
@@ -194,33 +204,112 @@ class Candidate:
     """One normalised phrase of a paper, with every place it occurs."""
 
     key: str
-    text: str  # the first occurrence, as written
     spans: list[Span] = field(default_factory=list)
     first: int = 0  # position of the first occurrence, in words
+    whole: int = 0  # occurrences that are a whole noun phrase, not the tail of a longer one
+    acronym: bool = False  # an acronym, or the long form of one the paper defines
     where: set[tuple[str, int, int]] = field(default_factory=set)  # the spans, to look up
+    sentences: list[int] = field(default_factory=list)  # the sentence of each span
 
-    def add(self, span: Span) -> None:
+    def add(self, span: Span, sentence: int, *, whole: bool) -> None:
         place = (span.field, span.start, span.end)
         if place not in self.where:
             self.where.add(place)
             self.spans.append(span)
+            self.sentences.append(sentence)
+            self.whole += whole
+
+    @property
+    def words(self) -> int:
+        return len(self.key.split())
 
 
 def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
-    """Noun-phrase candidates of one paper, by normalised form, in order of first occurrence."""
-    words = analysis.words
+    """Noun-phrase candidates of one paper, by normalised form, in order of first occurrence.
+
+    A candidate is a whole noun phrase (a run of adjectives and nouns up to its last noun, at
+    most ``max_words`` words) or a part of one that keeps its head: 'reinforcement learning' of
+    'offline multi-task reinforcement learning', never 'offline multi-task reinforcement'. A
+    part that stops before the head counts only where the paper also uses it as a phrase of its
+    own ('graph neural network' inside 'graph neural network training', when the paper also
+    writes 'graph neural networks' alone)."""
     found: dict[str, Candidate] = {}
+    inner: list[tuple[list[Token], int]] = []  # parts that stop before a run's head
+    for offset, run in _runs(analysis.words):
+        head = _head(run)
+        if head is None:
+            continue
+        for phrase, start in _tails(run, head + 1, max_words):
+            key = _key(phrase, analysis)
+            if key not in found:
+                found[key] = Candidate(key=key, first=offset + start)
+            found[key].add(_span(phrase), phrase[0].sentence, whole=start == 0)
+        for end in range(head, 0, -1):
+            if _can_end(run, end - 1) and not run[end].joined:
+                inner += [(phrase, offset + start) for phrase, start in _tails(run, end, max_words)]
+    for phrase, first in inner:
+        candidate = found.get(_key(phrase, analysis))
+        if candidate is not None:
+            candidate.add(_span(phrase), phrase[0].sentence, whole=False)
+            candidate.first = min(candidate.first, first)
+    return found
+
+
+def _runs(words: list[Token]) -> Iterator[tuple[int, list[Token]]]:
+    """Maximal runs of words that may belong to a noun phrase, with where each starts. A
+    hyphenated compound is never cut: its glued parts belong to the run whatever they are
+    ('trade-off', 'text-to-CAD'), and a compound that starts with an unusable word is skipped
+    whole."""
     i = 0
     while i < len(words):
-        if not _usable(words[i]):
+        if not _usable(words[i]) or words[i].joined:
             i += 1
             continue
         j = i
-        while j < len(words) and _usable(words[j]) and _adjacent(words, i, j):
+        while j < len(words) and _adjacent(words, i, j) and (_usable(words[j]) or _glued(words[j])):
             j += 1
-        _add_subphrases(words[i:j], i, analysis, found, max_words)
-        i = j
-    return found
+        while j > i and j < len(words) and words[j].joined:  # a compound the run cannot hold
+            j -= 1
+        yield i, words[i:j]
+        i = max(j, i + 1)
+
+
+def _glued(token: Token) -> bool:
+    """The second part of a hyphenated compound, a word whatever its kind: 'off' of 'trade-off'."""
+    return token.joined and token.is_word and token.text.isascii()
+
+
+def _head(run: list[Token]) -> int | None:
+    """Where the noun phrase of a run ends: its last word that can end one and is not the first
+    half of a hyphenated compound."""
+    for end in range(len(run) - 1, -1, -1):
+        if _can_end(run, end) and not (end + 1 < len(run) and run[end + 1].joined):
+            return end
+    return None
+
+
+def _tails(run: list[Token], end: int, max_words: int) -> Iterator[tuple[list[Token], int]]:
+    """The phrases of ``run[:end]`` that end at ``end``, longest first, up to ``max_words``
+    words ('multi-agent' counts as one), without a leading generic modifier ('novel'), and not
+    a lone generic or two-letter word; with where each starts in the run."""
+    words = 0
+    for start in range(end - 1, max(-1, end - 1 - _MAX_TOKENS), -1):
+        if not run[start].joined:
+            words += 1
+        if words > max_words:
+            break
+        if run[start].joined:
+            continue
+        phrase = run[start:end]
+        if phrase[0].norm in _GENERIC_MODIFIERS and len(phrase) > 1:
+            continue
+        if len(phrase) == 1 and (phrase[0].norm in _GENERIC_HEADS or len(phrase[0].text) < 3):
+            continue
+        yield phrase, start
+
+
+def _span(phrase: list[Token]) -> Span:
+    return Span(field=phrase[0].field, start=phrase[0].start, end=phrase[-1].end)
 
 
 def _usable(token: Token) -> bool:
@@ -230,7 +319,7 @@ def _usable(token: Token) -> bool:
         and token.is_word
         and not token.is_stop
         and token.text.isascii()
-        and not any(ch in token.text for ch in "$\\{}_^=<>/@#")
+        and not any(ch in token.text for ch in "$\\{}_^=<>/@#*`")
     )
 
 
@@ -241,39 +330,15 @@ def _adjacent(words: list[Token], start: int, j: int) -> bool:
     )
 
 
-def _add_subphrases(
-    run: list[Token], offset: int, analysis: Analysis, found: dict[str, Candidate], max_words: int
-) -> None:
-    """Every sub-phrase of a noun-phrase run that ends in a noun and does not cut a hyphenated
-    compound; 'multi-agent' counts as one word towards ``max_words``."""
-    for end in range(len(run), 0, -1):
-        if not _can_end(run, end - 1) or end < len(run) and run[end].joined:
-            continue
-        words = 0
-        for start in range(end - 1, max(-1, end - 1 - _MAX_TOKENS), -1):
-            if not run[start].joined:
-                words += 1
-            if words > max_words:
-                break
-            if run[start].joined:
-                continue
-            phrase = run[start:end]
-            if phrase[0].norm in _GENERIC_MODIFIERS and len(phrase) > 1:
-                continue
-            if len(phrase) == 1 and (phrase[0].norm in _GENERIC_HEADS or len(phrase[0].text) < 3):
-                continue
-            key = _key(phrase, analysis)
-            first = phrase[0]
-            span = Span(field=first.field, start=first.start, end=phrase[-1].end)
-            if key not in found:
-                found[key] = Candidate(key=key, text=analysis.text(span), first=offset + start)
-            found[key].add(span)
-
-
 def _can_end(run: list[Token], i: int) -> bool:
     """A phrase ends in a noun; or in a word tagged adjective right after a noun that does not
     look like an adjective: the tagger reads 'policy gradient methods' as NOUN ADJ NOUN."""
     token = run[i]
+    if token.joined and not _usable(token):  # 'trade-off', 'text-to-CAD': as its first part
+        first = i
+        while first > 0 and run[first].joined:
+            first -= 1
+        return run[first].pos in _HEAD and token.is_word
     if token.norm in _NOT_HEADS or token.tag == "VBN":
         return False
     if token.pos in _HEAD or token.norm in _GERUND_NOUNS or is_acronym(token.text):
@@ -295,24 +360,117 @@ def _key(phrase: list[Token], analysis: Analysis) -> str:
     return " ".join(out)
 
 
-class KeyphraseExtractor:
-    """Ranks candidates with KeyBERT over an embedding model, then by where and how often they
-    occur.
+# What the acceptance model reads about a candidate; :func:`features` computes each.
+FEATURES = (
+    "similarity",  # KeyBERT: cosine of the phrase and the paper's opening
+    "title",  # the phrase is in the title
+    "occurrences",  # ln(places the phrase or a variant occurs)
+    "whole",  # the share of them where it is a whole noun phrase, not the tail of a longer one
+    "single",  # one word
+    "two",  # two words
+    "head_idf",  # how rare its last word is in the corpus (specificity.py), in [0, 1]
+    "min_idf",  # ... its commonest word
+    "phrase_idf",  # ... the whole phrase
+    "keyness",  # how much more often than usual authors list it as a keyword when it occurs
+    "acronym",  # an acronym, or a phrase the paper defines one for
+    "earliest",  # 1 - where it first occurs, as a share of the paper's words
+    "aside",  # the share of its occurrences about other work, experiments, or in examples
+    "opener",  # how often authors start a keyword with its first word (specificity.py)
+)
+DEFAULT_MODEL = "keyphrases.json"
 
-    KeyBERT gives each candidate its cosine similarity to the paper. Authors' own keywords are
-    also the phrases they put in the title and repeat, so the ranking score is
-    ``similarity + title_bonus * [in title] + frequency_bonus * ln(occurrences)``; with
-    ``diversity > 0``, Maximal Marginal Relevance then trades score for variety. Only the
-    ``max_candidates`` best by position and frequency are embedded, and the paper is embedded
-    by its first ``doc_words`` words (all settings of :class:`~tagger.config.TaggerConfig`).
-    Phrase embeddings are cached across the run; a batch of papers is embedded at once.
+
+@dataclass(frozen=True)
+class AcceptanceModel:
+    """The probability that a reader accepts a candidate as a keyphrase of its paper: a logistic
+    model over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
+    ``python -m tagger.calibrate --keyphrases``, and what it was fitted on."""
+
+    accept: Model
+    about: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> AcceptanceModel:
+        """The model at ``path``, or the one shipped with tagger."""
+        return _load_model(str(path) if path else "")
+
+    def save(self, path: str | Path) -> None:
+        data = {"about": self.about, "accept": self.accept.as_dict()}
+        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+@cache
+def _load_model(path: str) -> AcceptanceModel:
+    try:
+        if path:
+            text = Path(path).read_text(encoding="utf-8")
+        else:
+            text = resources.files("tagger").joinpath("data", DEFAULT_MODEL).read_text("utf-8")
+        data = json.loads(text)
+        return AcceptanceModel(Model.from_dict(data["accept"], FEATURES), data.get("about", {}))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TaggerError(
+            f"cannot read the keyphrase model {path or DEFAULT_MODEL}: {exc!r}"
+        ) from None
+
+
+def features(
+    candidate: Candidate,
+    similarity: float,
+    analysis: Analysis,
+    table: Specificity,
+    context: Context,
+) -> dict[str, float]:
+    """What the acceptance model reads about one candidate of a paper."""
+    words = candidate.key.split()
+    aside = sum(
+        context.aside(span.field, sentence, span.start, span.end)
+        for span, sentence in zip(candidate.spans, candidate.sentences, strict=True)
+    )
+    idf = [table.idf(word) for word in words]
+    return {
+        "similarity": similarity,
+        "title": float(any(span.field == "title" for span in candidate.spans)),
+        "occurrences": math.log(len(candidate.spans)),
+        "whole": candidate.whole / len(candidate.spans),
+        "single": float(len(words) == 1),
+        "two": float(len(words) == 2),
+        "head_idf": idf[-1],
+        "min_idf": min(idf),
+        "phrase_idf": table.phrase_idf(candidate.key),
+        "keyness": table.keyness(candidate.key),
+        "acronym": float(candidate.acronym),
+        "earliest": 1.0 - candidate.first / max(1, len(analysis.words)),
+        "aside": aside / len(candidate.spans),
+        "opener": table.opener(words[0]) if len(words) > 1 else 0.0,
+    }
+
+
+class KeyphraseExtractor:
+    """Ranks candidates by the probability that a reader would accept them, with KeyBERT's
+    similarity as one of the things that probability reads.
+
+    KeyBERT gives each candidate its cosine similarity to the paper (its first ``doc_words``
+    words). The acceptance model (:class:`AcceptanceModel`) turns that, where and how often the
+    phrase occurs, whether it is a whole noun phrase, and how specific its words are in the
+    corpus (specificity.py), into a probability: the keyphrase's ``score``. The list is chosen
+    best first, leaving out a phrase that contains, or is contained in, one already chosen unless
+    both are likely (p >= 0.8) and the shorter one also occurs twice on its own; with
+    ``diversity > 0``, Maximal Marginal Relevance then trades probability for variety. Only the
+    ``max_candidates`` most likely before embedding are embedded. Phrase embeddings are cached
+    across the run; a batch of papers is embedded at once.
     """
 
     def __init__(self, embedder: Embedder, config: TaggerConfig | None = None) -> None:
         self.embedder = embedder
         self.config = config or TaggerConfig()
+        self.table = Specificity.load()
         self._phrases = CachedEmbedder(embedder, max_entries=self.config.phrase_cache)
         self._keybert = None
+
+    @cached_property
+    def model(self) -> AcceptanceModel:
+        return AcceptanceModel.load(self.config.keyphrase_model or None)
 
     @property
     def keybert(self):
@@ -338,82 +496,136 @@ class KeyphraseExtractor:
         """Keyphrases of each paper, best first; one list per paper, in order.
         ``doc_embeddings``: the papers' embeddings, one row each, if already made by
         :meth:`embed_papers`."""
-        config = self.config
-        per_doc = [self._shortlist(candidates(a, max_words=config.max_words)) for a in analyses]
-        results: list[list[Keyphrase]] = [[] for _ in docs]
-        todo = [i for i, found in enumerate(per_doc) if found]
-        if not todo:
-            return results
-        from sklearn.feature_extraction.text import CountVectorizer
-
-        # KeyBERT reads each "document" through the vectorizer: here a paper's index stands for
-        # the paper, and the analyzer returns its candidates' normalised forms.
-        vectorizer = CountVectorizer(
-            analyzer=lambda index: list(per_doc[int(index)]), lowercase=False
-        )
-        vocabulary = sorted({key for i in todo for key in per_doc[i]})
-        phrase_embeddings = self._phrases.embed(vocabulary)
-        similarities = self.keybert.extract_keywords(
-            [str(i) for i in todo],
-            vectorizer=vectorizer,
-            doc_embeddings=doc_embeddings[todo]
-            if doc_embeddings is not None
-            else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
-            word_embeddings=phrase_embeddings,
-            top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
-        )
-        if len(todo) == 1:  # KeyBERT returns a bare list for a single document
-            similarities = [similarities]
-        row = {key: n for n, key in enumerate(vocabulary)}
-        for i, scored in zip(todo, similarities, strict=True):
-            found = per_doc[i]
+        results = []
+        for found, analysis, described, vectors in self._describe(docs, analyses, doc_embeddings):
             ranked = sorted(
-                ((self._score(found[key], similarity), key) for key, similarity in scored),
+                ((self.model.accept(row), key) for key, row in described.items()),
                 key=lambda pair: (-pair[0], pair[1]),
             )
-            if config.diversity > 0:  # pick a varied set, then list it best first
-                picked = _mmr(ranked, phrase_embeddings, row, config.top_n, config.diversity)
-                ranked = sorted(picked, key=lambda pair: (-pair[0], pair[1]))
-            results[i] = [
-                Keyphrase(
-                    text=found[key].text,
-                    normalized=key,
-                    score=round(score, 4),
-                    spans=found[key].spans,
-                )
-                for score, key in ranked[: config.top_n]
-            ]
+            results.append(
+                [
+                    Keyphrase(
+                        text=surface(found[key], analysis),
+                        normalized=key,
+                        score=round(p, 4),
+                        spans=found[key].spans,
+                    )
+                    for p, key in _choose(ranked, found, vectors, self.config)
+                ]
+            )
         return results
+
+    def described(
+        self, docs: Sequence[str], analyses: Sequence[Analysis]
+    ) -> list[dict[str, tuple[str, dict[str, float]]]]:
+        """Every shortlisted candidate of each paper, by normalised form: its text as shown and
+        the features the acceptance model reads (what ``python -m tagger.calibrate
+        --keyphrases`` fits the model to)."""
+        return [
+            {key: (surface(found[key], analysis), row) for key, row in described.items()}
+            for found, analysis, described, _ in self._describe(docs, analyses, None)
+        ]
+
+    def _describe(
+        self,
+        docs: Sequence[str],
+        analyses: Sequence[Analysis],
+        doc_embeddings: np.ndarray | None,
+    ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict]]:
+        """Per paper: its shortlisted candidates, its analysis, each candidate's features, and
+        each candidate's embedding."""
+        config = self.config
+        per_doc = [self._shortlist(candidates(a, max_words=config.max_words), a) for a in analyses]
+        todo = [i for i, found in enumerate(per_doc) if found]
+        scored_of: dict[int, list[tuple[str, float]]] = {}
+        vectors: dict[str, np.ndarray] = {}
+        if todo:
+            from sklearn.feature_extraction.text import CountVectorizer
+
+            # KeyBERT reads each "document" through the vectorizer: here a paper's index stands
+            # for the paper, and the analyzer returns its candidates' normalised forms.
+            vectorizer = CountVectorizer(
+                analyzer=lambda index: list(per_doc[int(index)]), lowercase=False
+            )
+            vocabulary = sorted({key for i in todo for key in per_doc[i]})
+            phrase_embeddings = self._phrases.embed(vocabulary)
+            similarities = self.keybert.extract_keywords(
+                [str(i) for i in todo],
+                vectorizer=vectorizer,
+                doc_embeddings=doc_embeddings[todo]
+                if doc_embeddings is not None
+                else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
+                word_embeddings=phrase_embeddings,
+                top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
+            )
+            if len(todo) == 1:  # KeyBERT returns a bare list for a single document
+                similarities = [similarities]
+            scored_of = dict(zip(todo, similarities, strict=True))
+            vectors = dict(zip(vocabulary, phrase_embeddings, strict=True))
+        for i, (found, analysis) in enumerate(zip(per_doc, analyses, strict=True)):
+            context = Context(analysis)
+            described = {
+                key: features(found[key], similarity, analysis, self.table, context)
+                for key, similarity in scored_of.get(i, [])
+            }
+            yield found, analysis, described, vectors
 
     def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
         """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
         return self.embedder.embed([_opening(doc, self.config.doc_words) for doc in docs])
 
-    def _shortlist(self, found: dict[str, Candidate]) -> dict[str, Candidate]:
-        """The ``max_candidates`` most promising candidates by where and how often they occur,
-        before any embedding: most of a paper's 80-odd sub-phrases never reach the top ten,
-        and dropping them early is both faster and (measured on author keywords) a little
-        better."""
+    def _shortlist(self, found: dict[str, Candidate], analysis: Analysis) -> dict[str, Candidate]:
+        """The ``max_candidates`` most likely candidates before any embedding (their similarity
+        taken as the model's mean), in order of first occurrence: most of a paper's candidates
+        never come near the top ten, and dropping them early is faster."""
+        for key, candidate in found.items():
+            candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
         limit = self.config.max_candidates
         if len(found) <= limit:
             return found
+        mean = self.model.accept.means[FEATURES.index("similarity")]
+        context = Context(analysis)
         prior = sorted(
             found.values(),
             key=lambda c: (
-                -self._score(c, 0.0) + c.first / 10_000 - 0.02 * (len(c.key.split()) == 2),
+                -self.model.accept(features(c, mean, analysis, self.table, context)),
                 c.key,
             ),
         )
         keep = {c.key for c in prior[:limit]}
         return {key: c for key, c in found.items() if key in keep}
 
-    def _score(self, candidate: Candidate, similarity: float) -> float:
-        in_title = any(span.field == "title" for span in candidate.spans)
-        return (
-            similarity
-            + self.config.title_bonus * in_title
-            + self.config.frequency_bonus * math.log(len(candidate.spans))
-        )
+
+def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bool:
+    """An acronym ('GNNs'), or the long form of one the paper defines."""
+    if len(key.split()) > 1:
+        return tuple(key.split()) in set(analysis.acronyms.values())
+    text = analysis.surface(candidate.spans[0])
+    return is_acronym(text)
+
+
+def surface(candidate: Candidate, analysis: Analysis) -> str:
+    """The phrase as the paper writes it: its first occurrence in the abstract, markup
+    stripped; a phrase only in a title written in Title Case loses the capitals of the title's
+    style ('Bandit Algorithms' -> 'bandit algorithms'), keeping names and acronyms ('Wasserstein',
+    'LLMs') the abstract capitalises too, and words with capitals inside ('PixArt')."""
+    in_abstract = [span for span in candidate.spans if span.field == "abstract"]
+    if in_abstract:
+        return analysis.surface(min(in_abstract, key=lambda span: span.start))
+    text = analysis.surface(candidate.spans[0])
+    if not _title_case(analysis.title):
+        return text
+    names = set(re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]*)", analysis.abstract))
+    return " ".join(
+        word.lower() if word[:1].isupper() and word[1:].islower() and word not in names else word
+        for word in text.split()
+    )
+
+
+def _title_case(title: str) -> bool:
+    """Most of the title's longer words start with a capital: 'Robot Fleet Learning via ...'."""
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", title)[1:] if len(w) > 3]
+    return bool(words) and sum(w[0].isupper() for w in words) >= 0.6 * len(words)
 
 
 def _opening(text: str, words: int) -> str:
@@ -423,25 +635,57 @@ def _opening(text: str, words: int) -> str:
     return " ".join(parts[:words])
 
 
-def _mmr(
+def _choose(
     ranked: list[tuple[float, str]],
-    embeddings: np.ndarray,
-    row: dict[str, int],
-    top_n: int,
-    diversity: float,
-    pool: int = 40,
+    found: dict[str, Candidate],
+    vectors: dict[str, np.ndarray],
+    config: TaggerConfig,
 ) -> list[tuple[float, str]]:
-    """Maximal Marginal Relevance over the best ``pool`` candidates: each pick maximises
-    ``(1 - diversity) * score - diversity * (similarity to the closest phrase already picked)``."""
-    pool_items = ranked[:pool]
-    vectors = embeddings[[row[key] for _, key in pool_items]]
-    similarity = vectors @ vectors.T
-    chosen = [0]
-    closest = similarity[0].copy()
-    while len(chosen) < min(top_n, len(pool_items)):
-        gain = np.array([(1 - diversity) * score for score, _ in pool_items]) - diversity * closest
-        gain[chosen] = -np.inf
-        best = int(np.argmax(gain))
+    """The ``top_n`` keyphrases, most likely first: without a phrase that overlaps one already
+    chosen (see :func:`_overlap`), and with ``diversity > 0`` picked by Maximal Marginal
+    Relevance over the best 40: each pick maximises ``(1 - diversity) * p - diversity *
+    (similarity to the closest phrase already picked)``."""
+    pool = ranked[:40]
+    if not pool:
+        return []
+    matrix = np.stack([vectors[key] for _, key in pool])
+    similarity = matrix @ matrix.T
+    chosen: list[int] = []
+    closest = np.zeros(len(pool))
+    left = set(range(len(pool)))
+    while left and len(chosen) < config.top_n:
+        best = max(
+            left,
+            key=lambda k: ((1 - config.diversity) * pool[k][0] - config.diversity * closest[k], -k),
+        )
+        left.discard(best)
+        if any(_overlap(pool[best], pool[k], found) for k in chosen):
+            continue
         chosen.append(best)
         closest = np.maximum(closest, similarity[best])
-    return [pool_items[k] for k in chosen]
+    picked = [pool[k] for k in chosen]
+    return sorted(picked, key=lambda pair: (-pair[0], pair[1]))
+
+
+# A phrase and one it contains are both listed only when both carry weight: each at least this
+# likely, and the shorter one occurring at least _ALONE times outside the longer (measured on the
+# judged keyphrase set: docs/keyphrase-calibration.md).
+_BOTH_LIKELY = 0.8
+_ALONE = 2
+
+
+def _overlap(a: tuple[float, str], b: tuple[float, str], found: dict[str, Candidate]) -> bool:
+    """One phrase contains the other ('reinforcement learning', 'deep reinforcement learning'),
+    and they do not both carry weight (see _BOTH_LIKELY)."""
+    (pa, ka), (pb, kb) = a, b
+    short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
+    if f" {short} " not in f" {long} ":
+        return False
+    if min(pa, pb) < _BOTH_LIKELY:
+        return True
+    alone = [s for s in found[short].spans if not _within(s, found[long].spans)]
+    return len(alone) < _ALONE
+
+
+def _within(span: Span, spans: list[Span]) -> bool:
+    return any(s.field == span.field and s.start <= span.start and span.end <= s.end for s in spans)

@@ -170,11 +170,24 @@ class Tagger:
         ``python -m tagger.calibrate`` fits the weigher to)."""
         return [read.candidates() for read in self._read(papers)]
 
-    def _read(self, papers: list[Paper]) -> list[_Read]:
+    def extract_keyphrases(self, papers: list[Paper]) -> list[list[Keyphrase]]:
+        """The keyphrases of each paper, without tagging it."""
+        texts, analyses = self._analyse(papers)
+        return self.keyphrases.extract(texts, analyses)
+
+    def keyphrase_candidates(self, papers: list[Paper]) -> list[dict[str, tuple[str, dict]]]:
+        """Every shortlisted keyphrase candidate of each paper: its text as shown and the
+        features the acceptance model reads (``python -m tagger.calibrate --keyphrases``)."""
+        texts, analyses = self._analyse(papers)
+        return self.keyphrases.described(texts, analyses)
+
+    def _analyse(self, papers: list[Paper]) -> tuple[list[str], list[Analysis]]:
         texts = [paper_text(p.title, p.abstract) for p in papers]
-        analyses = [
-            analyse(doc, p.title) for doc, p in zip(self.nlp.pipe(texts), papers, strict=True)
-        ]
+        docs = self.nlp.pipe(texts)
+        return texts, [analyse(d, p.title, p.abstract) for d, p in zip(docs, papers, strict=True)]
+
+    def _read(self, papers: list[Paper]) -> list[_Read]:
+        texts, analyses = self._analyse(papers)
         vectors = self.keyphrases.embed_papers(texts)
         keyphrases = self.keyphrases.extract(texts, analyses, vectors)
         ids = [area.id for area in self.taxonomy.areas]

@@ -145,13 +145,26 @@ class Span(BaseModel):
 
 
 class Keyphrase(BaseModel):
-    text: str = Field(description="The phrase as it first appears in the paper.")
+    text: str = Field(
+        description="The phrase as the abstract first writes it, markup stripped; one found "
+        "only in a Title Case title loses the title's capitals."
+    )
     normalized: str = Field(
         description="Lower-case, singular, hyphens as spaces, acronyms expanded "
         "where the paper defines them; variants share it."
     )
-    score: float = Field(description="KeyBERT relevance: cosine similarity to the paper.")
-    spans: list[Span] = Field(description="Every place the phrase or one of its variants occurs.")
+    score: float = Field(
+        ge=0,
+        le=1,
+        description="The probability that a reader accepts the phrase as a keyphrase of the "
+        "paper: a logistic model over KeyBERT's cosine similarity of phrase and paper, where "
+        "and how often the phrase occurs, and how specific its words are in ICLR abstracts, "
+        "fitted to the judged keyphrase set (judged/keyphrases.md).",
+    )
+    spans: list[Span] = Field(
+        description="Every place the phrase or one of its variants occurs, as offsets into the "
+        "original (unstripped) field."
+    )
 
 
 EvidenceKind = Literal["alias", "cue", "acronym", "pattern", "keyphrase"]

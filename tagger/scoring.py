@@ -79,7 +79,7 @@ def propose(
     """Every candidate area of one paper with its features, and the weight of each hit."""
     if not hits:
         return [], []
-    context = _Context(analysis)
+    context = Context(analysis)
     weights = _weigh(hits, analysis, n_keyphrases, config, context)
     by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
     for index, hit in enumerate(hits):
@@ -228,7 +228,7 @@ def _features(
     candidate: Candidate,
     hits: list[Hit],
     weights: list[float],
-    context: _Context,
+    context: Context,
     taxonomy: Taxonomy,
     n_keyphrases: int,
     totals: Mapping[str, float],
@@ -304,7 +304,7 @@ def _evidence(
 
 
 def _weigh(
-    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig, context: _Context
+    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig, context: Context
 ) -> list[float]:
     weights = []
     for hit in hits:
@@ -335,7 +335,7 @@ def _count_once(hits: list[Hit], weights: list[float], indices: list[int]) -> li
     return kept
 
 
-class _Context:
+class Context:
     """Where in the abstract a hit lies: a sentence about other work ('Unlike prior work, ...'),
     a list of examples ('such as social networks, molecules or recommendation'), or a sentence
     about experiments ('We evaluate on ...')."""
@@ -352,6 +352,15 @@ class _Context:
         self.evaluating = {i for i, t in text.items() if i > 0 and _EVALUATION.search(t)}
         self.examples = SpanIndex(
             (found.start(1), found.end(1)) for found in _EXAMPLES.finditer(analysis.abstract)
+        )
+
+    def aside(self, field: str, sentence: int, start: int, end: int) -> bool:
+        """Is this place of the abstract about other work, experiments, or in a list of
+        examples?"""
+        return field == "abstract" and (
+            sentence in self.related
+            or sentence in self.evaluating
+            or self.examples.overlaps(start, end)
         )
 
     def in_related_work(self, hit: Hit) -> bool:

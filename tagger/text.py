@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -172,25 +173,79 @@ class Analysis:
     words: list[Token]
     # 'GNN' -> ('graph', 'neural', 'network'): acronyms defined in this paper, singular.
     acronyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # field -> (its text as read, markup stripped; where each character comes from)
+    cleaned: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
 
     def text(self, span: Span | Evidence) -> str:
         """The original characters a span covers."""
         source = self.title if span.field == "title" else self.abstract
         return source[span.start : span.end]
 
+    def surface(self, span: Span | Evidence) -> str:
+        """The words a span covers as a reader sees them: markup stripped, spaces collapsed."""
+        text, origin = self.cleaned[span.field]
+        start, end = bisect_left(origin, span.start), bisect_left(origin, span.end)
+        return " ".join(text[start:end].split())
+
+
+# Emphasis and formatting marks, read as nothing: the words inside them are kept ("**D**igraph
+# knowl**E**dge" is read "Digraph knowlEdge"). LaTeX text commands lose the command and its
+# braces; markdown's * and _ only where they touch a word (not a snake_case name, not "a * b");
+# backticks; inline HTML tags.
+_LATEX_COMMAND = re.compile(
+    r"\\(?:textit|textbf|textsc|texttt|textrm|textsf|textsl|textup|emph|underline|mbox|text)"
+    r"\s*\{"
+)
+_MARKUP = re.compile(
+    r"\*+(?=\w)|(?<=\w)\*+"
+    r"|(?<![\w])_{1,2}(?=[^\W_])|(?<=[^\W_])_{1,2}(?![\w])"
+    r"|`+"
+    r"|</?(?:i|b|em|strong|sup|sub|u|code|tt|br|p|span|small|mark)\b[^<>]{0,200}>",
+    re.IGNORECASE,
+)
+
+
+def strip_markup(text: str) -> tuple[str, list[int]]:
+    """The text without emphasis and formatting marks, and for each of its characters (and its
+    end) the offset in ``text`` it came from."""
+    drop: list[tuple[int, int]] = [m.span() for m in _MARKUP.finditer(text)]
+    for m in _LATEX_COMMAND.finditer(text):
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+        if depth == 0:
+            drop += [m.span(), (k - 1, k)]
+    if not drop:
+        return text, list(range(len(text) + 1))
+    keep = [True] * len(text)
+    for start, end in drop:
+        keep[start:end] = [False] * (end - start)
+    origin = [i for i, kept in enumerate(keep) if kept]
+    return "".join(text[i] for i in origin), [*origin, len(text)]
+
+
+def clean(text: str) -> str:
+    """``text`` as tagger reads it: :func:`strip_markup`, without the offsets."""
+    return strip_markup(text)[0]
+
 
 def paper_text(title: str | None, abstract: str) -> str:
-    """The text spaCy sees for a paper; :func:`analyse` maps offsets back to each field."""
-    return f"{title}{TITLE_SEPARATOR}{abstract}" if title else abstract
+    """The text spaCy sees for a paper, markup stripped; :func:`analyse` maps offsets back to
+    each field of the original."""
+    return f"{clean(title)}{TITLE_SEPARATOR}{clean(abstract)}" if title else clean(abstract)
 
 
-def analyse(doc: Doc, title: str | None) -> Analysis:
-    """Turn a spaCy doc of :func:`paper_text` into words that know their field and offsets.
+def analyse(doc: Doc, title: str | None, abstract: str) -> Analysis:
+    """Turn a spaCy doc of :func:`paper_text` into words that know their field and their offsets
+    in the original title or abstract.
 
     Intra-word hyphens ('multi-agent') are dropped from the word list, so phrases match across
     hyphen variants; the words on either side keep their own offsets.
     """
-    offset = len(title) + len(TITLE_SEPARATOR) if title else 0
+    cleaned = {"title": strip_markup(title or ""), "abstract": strip_markup(abstract)}
+    title_map, abstract_map = cleaned["title"][1], cleaned["abstract"][1]
+    offset = len(title_map) - 1 + len(TITLE_SEPARATOR) if title else 0
     words: list[Token] = []
     sentence_of: dict[int, int] = {}
     abstract_sentence = -1
@@ -213,6 +268,7 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
             glue = True
             continue
         in_title = token.idx < offset
+        origin = title_map if in_title else abstract_map
         start = token.idx if in_title else token.idx - offset
         sentence = 0 if in_title else sentence_of[token.i]
         words.append(
@@ -220,8 +276,8 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
                 text=token.text,
                 norm=normalize_word(token.text),
                 field="title" if in_title else "abstract",
-                start=start,
-                end=start + len(token.text),
+                start=origin[start],
+                end=origin[start + len(token.text) - 1] + 1,
                 pos=token.pos_,
                 tag=token.tag_,
                 sentence=sentence,
@@ -232,7 +288,11 @@ def analyse(doc: Doc, title: str | None) -> Analysis:
         )
         glue = False
     return Analysis(
-        title=title or "", abstract=doc.text[offset:], words=words, acronyms=find_acronyms(words)
+        title=title or "",
+        abstract=abstract,
+        words=words,
+        acronyms=find_acronyms(words),
+        cleaned=cleaned,
     )
 
 

@@ -54,8 +54,10 @@ DEFAULT_PATH = "weigher.json"
 
 @dataclass(frozen=True)
 class Model:
-    """A logistic model over FEATURES: ``sigmoid(bias + sum(weight * (x - mean) / scale))``."""
+    """A logistic model over named features: ``sigmoid(bias + sum(weight * (x - mean) /
+    scale))``. The weigher's read FEATURES; keyphrases.py has one over its own."""
 
+    names: tuple[str, ...]
     weights: tuple[float, ...]
     bias: float
     means: tuple[float, ...]
@@ -64,9 +66,27 @@ class Model:
     def __call__(self, features: Mapping[str, float]) -> float:
         z = self.bias + sum(
             w * (features[name] - m) / s
-            for name, w, m, s in zip(FEATURES, self.weights, self.means, self.scales, strict=True)
+            for name, w, m, s in zip(self.names, self.weights, self.means, self.scales, strict=True)
         )
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            name: {"weight": w, "mean": mu, "scale": s}
+            for name, w, mu, s in zip(
+                self.names, self.weights, self.means, self.scales, strict=True
+            )
+        } | {"(bias)": self.bias}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str]) -> Model:
+        return cls(
+            names=tuple(names),
+            weights=tuple(float(raw[f]["weight"]) for f in names),
+            bias=float(raw["(bias)"]),
+            means=tuple(float(raw[f]["mean"]) for f in names),
+            scales=tuple(float(raw[f]["scale"]) or 1.0 for f in names),
+        )
 
 
 @dataclass(frozen=True)
@@ -98,16 +118,10 @@ class Weigher:
         return self.about.get("judged_sha256") == digest
 
     def as_dict(self) -> dict[str, Any]:
-        def model(m: Model) -> dict[str, Any]:
-            return {
-                name: {"weight": w, "mean": mu, "scale": s}
-                for name, w, mu, s in zip(FEATURES, m.weights, m.means, m.scales, strict=True)
-            } | {"(bias)": m.bias}
-
         return (
             {"about": self.about}
-            | {name: model(getattr(self, name)) for name in MODELS}
-            | {"facet": {area: model(m) for area, m in self.facets.items()}}
+            | {name: getattr(self, name).as_dict() for name in MODELS}
+            | {"facet": {area: m.as_dict() for area, m in self.facets.items()}}
         )
 
     def save(self, path: str | Path) -> None:
@@ -122,33 +136,31 @@ def _load(path: str) -> Weigher:
         else:
             text = resources.files("tagger").joinpath("data", DEFAULT_PATH).read_text("utf-8")
         data = json.loads(text)
-        models = {name: _model(data[name]) for name in MODELS}
-        facets = {area: _model(raw) for area, raw in data["facet"].items()}
+        models = {name: Model.from_dict(data[name], FEATURES) for name in MODELS}
+        facets = {area: Model.from_dict(raw, FEATURES) for area, raw in data["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc!r}") from None
     return Weigher(**models, facets=facets, about=data.get("about", {}))
 
 
-def _model(raw: Mapping[str, Any]) -> Model:
-    return Model(
-        weights=tuple(float(raw[f]["weight"]) for f in FEATURES),
-        bias=float(raw["(bias)"]),
-        means=tuple(float(raw[f]["mean"]) for f in FEATURES),
-        scales=tuple(float(raw[f]["scale"]) or 1.0 for f in FEATURES),
-    )
-
-
-def fitted(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, c: float = 1.0) -> Model:
-    """A logistic model fitted to candidate features and 0/1 labels (scikit-learn, L2)."""
+def fitted(
+    rows: Sequence[Mapping[str, float]],
+    labels: Sequence[int],
+    *,
+    c: float = 1.0,
+    names: Sequence[str] = FEATURES,
+) -> Model:
+    """A logistic model fitted to feature rows and 0/1 labels (scikit-learn, L2)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    x = np.array([[row[name] for name in FEATURES] for row in rows], dtype=float)
+    x = np.array([[row[name] for name in names] for row in rows], dtype=float)
     means, scales = x.mean(axis=0), x.std(axis=0)
     scales[scales == 0] = 1.0
     fit = LogisticRegression(C=c, max_iter=2000).fit((x - means) / scales, np.array(labels))
     return Model(
+        names=tuple(names),
         weights=tuple(float(w) for w in fit.coef_[0]),
         bias=float(fit.intercept_[0]),
         means=tuple(float(m) for m in means),

@@ -3,6 +3,7 @@ itself is well formed; taxonomy rules that keep a word to its sense (requires, f
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from tagger.taxonomy import load_taxonomy, parse_taxonomy
 from .conftest import MINI_TAXONOMY, ROOT, HashEmbedder, tagged_record, write_tagged
 
 JUDGED = ROOT / "judged" / "judged.jsonl"
+JUDGED_PHRASES = ROOT / "judged" / "keyphrases.jsonl"
 
 
 def _judged(paper_id, paths, *, areas, main, acceptable=(), types=("method",), **fields):
@@ -126,6 +128,64 @@ def test_eval_judged_from_the_command_line(tmp_path):
     assert data["in_sample"] is False
     usage = CliRunner().invoke(main, ["eval", "--judged", str(path), "--scheme", "iclr"])
     assert usage.exit_code == 2
+
+
+def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
+    labels = {
+        "Large language": "fragment",
+        "reinforcement learning": "accept",
+        "deep reinforcement learning": "accept",
+        "learning": "generic",
+        "Policy Gradients": "accept",
+        "offline RL": "accept",
+    }
+    record = tagged_record(
+        "a",
+        keyphrases=[
+            "reinforcement learning",  # contained in the next one
+            "deep reinforcement learning",
+            "large language",
+            "learning",  # one word, not accepted; also inside the first two
+            "policy gradient",  # judged as 'Policy Gradients': matched by stemmed words
+            "unjudged phrase",  # sixth: not in the first five, not counted
+        ],
+        source="x",
+    )
+    record.paper.__pydantic_extra__["judged"] = {"keyphrases": labels}
+    path = write_tagged(tmp_path / "t.jsonl", [record])
+    result = CliRunner().invoke(main, ["eval", "--judged", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    phrases = data["keyphrases"]
+    assert data["papers"] == 0  # no areas judged: no tag figures
+    assert (phrases["papers"], phrases["judged"], phrases["unjudged"]) == (1, 5, 0)
+    assert phrases["labels"] == {
+        "accept": 3, "fragment": 1, "generic": 1, "vague": 0, "passing": 0, "noise": 0
+    }  # fmt: skip
+    assert phrases["acceptance"] == 0.6 and phrases["fragments"] == 0.2
+    assert phrases["single_words_rejected"] == 0.2
+    assert phrases["contained_in_another"] == 0.4  # 'reinforcement learning' and 'learning'
+    assert phrases["by_source"] == {"x": {"papers": 1, "listed": 5, "accept": 3}}
+    text = CliRunner().invoke(main, ["eval", "--judged", str(path)]).stdout
+    assert "the first 5 keyphrases of 1 judged papers" in text and "| 0.600 | 0.200 |" in text
+
+
+def test_the_judged_keyphrase_set_is_well_formed():
+    """100 papers, every pooled phrase with one of the six labels; the shipped keyphrase model
+    was fitted on exactly this file."""
+    from tagger.judged import PHRASE_LABELS
+    from tagger.keyphrases import AcceptanceModel
+
+    lines = [json.loads(line) for line in JUDGED_PHRASES.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == len({line["id"] for line in lines}) == 100
+    by_id = {json.loads(line)["id"] for line in JUDGED.read_text(encoding="utf-8").splitlines()}
+    for line in lines:
+        assert line["id"] in by_id
+        phrases = line["judged"]["keyphrases"]
+        assert len(phrases) >= 20 and set(phrases.values()) <= set(PHRASE_LABELS)
+    about = AcceptanceModel.load().about
+    digest = hashlib.sha256(JUDGED_PHRASES.read_bytes()).hexdigest()
+    assert about["fitted_on"] == "keyphrases.jsonl" and about["judged_sha256"] == digest
 
 
 def test_the_judged_set_is_well_formed():

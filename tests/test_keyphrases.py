@@ -17,12 +17,12 @@ ABSTRACT = (
 
 
 def _analysis(nlp, text, title=None):
-    return analyse(nlp(paper_text(title, text)), title)
+    return analyse(nlp(paper_text(title, text)), title, text)
 
 
 def test_candidates_are_noun_phrases_not_ngrams(nlp):
     found = candidates(_analysis(nlp, ABSTRACT), max_words=3)
-    assert "policy gradient" in found
+    assert "policy gradient method" in found
     assert "reinforcement learning" in found
     # n-grams across a conjunction or a verb are not noun phrases
     assert "stochastic deterministic policy" not in found
@@ -42,8 +42,48 @@ def test_hyphenated_compound_is_one_word_and_never_cut(nlp):
     text = "We propose multi-agent reinforcement learning for large-scale traffic control."
     found = candidates(_analysis(nlp, text), max_words=3)
     assert "multi agent reinforcement learning" in found
-    assert found["multi agent reinforcement learning"].text == "multi-agent reinforcement learning"
+    spans = found["multi agent reinforcement learning"].spans
+    assert [text[s.start : s.end] for s in spans] == ["multi-agent reinforcement learning"]
     assert "agent reinforcement learning" not in found  # would cut 'multi-agent' in half
+
+
+def test_a_left_piece_is_a_candidate_only_where_the_paper_uses_it_alone(nlp):
+    text = (
+        "Large language models write code. We train offline multi-task reinforcement learning "
+        "agents with policy gradient methods."
+    )
+    found = candidates(_analysis(nlp, text), max_words=4)
+    assert "large language model" in found and "language model" in found  # tails keep the head
+    assert "reinforcement learning agent" in found
+    for piece in ("large language", "large", "offline multi task reinforcement", "policy gradient"):
+        assert piece not in found, piece
+    used_alone = text + " We analyse policy gradient."
+    found = candidates(_analysis(nlp, used_alone), max_words=4)
+    assert len(found["policy gradient"].spans) == 2  # alone, and inside the longer phrase
+    assert found["policy gradient"].whole == 1
+
+
+def test_a_hyphenated_compound_ends_a_phrase_whole(nlp):
+    text = "We study the bias-variance trade-off of end-to-end training for text-to-CAD models."
+    found = candidates(_analysis(nlp, text), max_words=3)
+    assert "bias variance trade off" in found
+    assert "end to end training" in found
+    assert not any(key.endswith(("trade", "text", "end to")) for key in found), list(found)
+
+
+def test_markup_is_read_as_nothing_and_spans_point_into_the_original(nlp):
+    text = (
+        r"We propose D**igraph knowl**E**dge graphs and \textit{sparse mixture of experts} "
+        r"with \textbf{P}arametric \textbf{M}emory for <i>in vivo</i> imaging."
+    )
+    analysis = _analysis(nlp, text)
+    found = candidates(analysis, max_words=3)
+    graph = found["digraph knowledge graph"]
+    assert analysis.text(graph.spans[0]) == "D**igraph knowl**E**dge graphs"
+    assert analysis.surface(graph.spans[0]) == "Digraph knowlEdge graphs"
+    memory = found["parametric memory"]
+    assert analysis.surface(memory.spans[0]) == "Parametric Memory"
+    assert "vivo imaging" in found and not any("*" in key or "textit" in key for key in found)
 
 
 def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
@@ -56,6 +96,7 @@ def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
     assert len(first) == 5
     assert {"policy gradient", "reinforcement learning", "policy gradient method"} & set(first[:3])
     assert [k.score for k in result[0]] == sorted((k.score for k in result[0]), reverse=True)
+    assert all(0.0 <= k.score <= 1.0 for r in result for k in r)  # a probability
     assert any("diffusion" in k.normalized for k in result[1][:2])
 
 
@@ -90,3 +131,35 @@ def test_phrase_embeddings_are_cached_across_batches(nlp):
     first = len(fake.seen)
     extractor.extract([ABSTRACT], [analysis])
     assert len(fake.seen) == first + 1  # only the document itself is embedded again
+
+
+def test_the_surface_form_is_the_abstracts_not_the_titles_capitals(nlp, embedder):
+    title = "Bandit Algorithms for Wasserstein Gradient Flows in Robot Fleets"
+    abstract = (
+        "We study bandit algorithms for sampling. Our analysis of Wasserstein gradient flows "
+        "gives regret bounds for bandit algorithms."
+    )
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    [phrases] = extractor.extract([paper_text(title, abstract)], [_analysis(nlp, abstract, title)])
+    texts = {k.normalized: k.text for k in phrases}
+    assert texts["bandit algorithm"] == "bandit algorithms"  # the abstract's form
+    assert texts["wasserstein gradient flow"] == "Wasserstein gradient flows"
+    assert texts.get("robot fleet", "robot fleets") == "robot fleets"  # title only: lower-cased
+    for k in phrases:  # every span still points at the phrase in the original field
+        source = title if k.spans[0].field == "title" else abstract
+        assert source[k.spans[0].start : k.spans[0].end].lower() == k.text.lower()
+
+
+def test_a_phrase_and_its_part_are_listed_together_only_when_both_carry_weight(nlp, embedder):
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    docs = [
+        "Deep reinforcement learning for robust control: robust reinforcement learning agents "
+        "learn robust policies with reinforcement learning from robust rewards.",
+        ABSTRACT,
+    ]
+    for phrases in extractor.extract(docs, [_analysis(nlp, d) for d in docs]):
+        keys = [f" {k.normalized} " for k in phrases]
+        for n, short in enumerate(phrases):
+            for m, long in enumerate(phrases):
+                if n != m and keys[n] in keys[m]:
+                    assert min(short.score, long.score) >= 0.8, (short.text, long.text)

@@ -110,7 +110,7 @@ def test_regex_rule_and_hyphen_variants(hash_tagger):
 
 
 def _hits_and_analysis(nlp, title, abstract, spans):
-    analysis = analyse(nlp(paper_text(title, abstract)), title)
+    analysis = analyse(nlp(paper_text(title, abstract)), title, abstract)
     hits = []
     for area, field, phrase, sentence in spans:
         text = title if field == "title" else abstract
@@ -221,7 +221,7 @@ def test_a_pattern_that_runs_too_long_is_skipped_for_that_field_and_counted(nlp)
     title, abstract = "abc 1", "abc " * 300
     started = time.monotonic()
     rules = RuleSet(taxonomy)
-    hits = rules.match(analyse(nlp(paper_text(title, abstract)), title))
+    hits = rules.match(analyse(nlp(paper_text(title, abstract)), title, abstract))
     assert time.monotonic() - started < PATTERN_TIMEOUT * 2 + 2.0
     assert [(h.field, h.start, h.end) for h in hits] == [("title", 0, 5)]
     assert rules.timeouts == {("x", pattern): 1}  # tag_files says so (test_hostile_runs.py)

@@ -39,7 +39,7 @@ def test_hyphenated_phrase_also_matches_joined_spelling(nlp):
 def test_analysis_maps_offsets_back_to_title_and_abstract(nlp):
     title = "Multi-Agent RL"
     abstract = "Large language models(LLMs) and graph neural networks (GNNs). Second sentence."
-    analysis = analyse(nlp(paper_text(title, abstract)), title)
+    analysis = analyse(nlp(paper_text(title, abstract)), title, abstract)
     for word in analysis.words:
         source = title if word.field == "title" else abstract
         assert source[word.start : word.end] == word.text
@@ -56,7 +56,7 @@ def test_acronym_definitions_found_and_false_ones_refused(nlp):
         "We study graph neural networks (GNNs) and multi-agent reinforcement learning (MARL). "
         "This works well (BEST) on large language models (LLMs)."
     )
-    analysis = analyse(nlp(text), None)
+    analysis = analyse(nlp(text), None, text)
     assert analysis.acronyms == {
         "GNN": ("graph", "neural", "network"),
         "MARL": ("multi", "agent", "reinforcement", "learning"),
