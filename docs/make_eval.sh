@@ -20,5 +20,7 @@ tmp=$(mktemp -d)
   tagger eval "$data/iclr2025-keywords.jsonl" --scheme iclr --references
   echo
   tagger eval --judged judged/judged.jsonl
+  echo
+  tagger eval --judged judged/keyphrases.jsonl
 } > "$out"
 echo "wrote $out" >&2

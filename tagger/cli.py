@@ -469,6 +469,7 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     **_example(
         "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
         "tagger eval --judged judged/judged.jsonl",
+        "tagger eval --judged judged/keyphrases.jsonl",
     ),
 )
 @click.argument("papers", metavar="[FILE]", required=False)
@@ -486,8 +487,8 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 @click.option(
     "--judged",
     type=FILE,
-    help="A judged set (judged/judged.jsonl): measure each tag against the judgments. Without "
-    "FILE, its own papers are tagged.",
+    help="A judged set (judged/judged.jsonl, judged/keyphrases.jsonl): measure each tag, and "
+    "the first five keyphrases, against the judgments. Without FILE, its own papers are tagged.",
 )
 @taxonomy_option
 @click.option(
@@ -542,6 +543,7 @@ def eval_(
                 records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
             )
             report.in_sample = tagger.weigher.fitted_on(judged)
+            report.keyphrases.in_sample = tagger.keyphrases.model.fitted_on(judged)
             text, data = render_judged(report), report.as_dict()
     if as_json:
         _print_json(data)

@@ -235,6 +235,7 @@ class PhraseReport:
     )
     by_source: dict[str, Counter] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)  # label -> a few phrases
+    in_sample: bool = False  # the keyphrase model was fitted on these judgments
 
     def count(self, record: TaggedPaper, judgment: Judgment) -> None:
         from .evaluate import stem_phrase
@@ -293,6 +294,7 @@ class PhraseReport:
             else 0.0,
             "largest_calibration_gap": round(self.largest_gap(), 4),
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+            "in_sample": self.in_sample,
         }
 
 
@@ -380,6 +382,16 @@ def render_phrases(report: PhraseReport, source: str) -> str:
     lines = [
         f"## {source}: the first {TOP_PHRASES} keyphrases of {k['papers']} judged papers",
         "",
+        *(
+            [
+                "The keyphrase model that ranked these was fitted on these very judgments, so the "
+                "figures are optimistic; `python -m tagger.calibrate --keyphrases` measures each "
+                "source held out (docs/keyphrase-calibration.md).",
+                "",
+            ]
+            if report.in_sample
+            else []
+        ),
         "| acceptance | fragments | single words not accepted | contained in another | noise "
         "| unjudged | acceptance of all listed | largest calibration gap |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -394,6 +394,16 @@ class AcceptanceModel:
         """The model at ``path``, or the one shipped with tagger."""
         return _load_model(str(path) if path else "")
 
+    def fitted_on(self, path: str | Path) -> bool:
+        """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
+        import hashlib
+
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            return False
+        return self.about.get("judged_sha256") == digest
+
     def save(self, path: str | Path) -> None:
         data = {"about": self.about, "accept": self.accept.as_dict()}
         Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
