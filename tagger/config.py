@@ -70,7 +70,7 @@ class TaggerConfig(Settings):
         "one shipped.",
     )
     max_candidates: int = _setting(
-        30,
+        20,
         "Candidates embedded per paper: the most promising by position and frequency.",
         minimum=1,
     )
