@@ -16,8 +16,9 @@ paper lists) with that source held out, and the held-out papers are measured as 
 --judged` measures them: those figures say what to expect on papers the weigher never saw.
 
 With ``--keyphrases``, every noun-phrase candidate of every paper of the judged keyphrase set whose
-phrase was judged is a row of keyphrases.FEATURES, labelled 1 if it was judged ``accept``; the
-same cross-validation by source measures the first five keyphrases of the held-out papers.
+phrase was judged is a row of keyphrases.FEATURES, labelled 1 if it was judged ``accept``, and
+gradient-boosted trees are fitted to the rows (weighing.TREE_SETTINGS); the same cross-validation
+by source measures the first five keyphrases of the held-out papers.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .pipeline import Tagger
 from .readers import read_papers
 from .records import AreaTag, Paper, Provenance, TaggedPaper
 from .scoring import Candidate, select, select_facet
-from .weighing import ANY_FACET, Weigher, fitted
+from .weighing import ANY_FACET, TREE_SETTINGS, Weigher, fitted, fitted_trees
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_EXAMPLES = 5  # right and wrong candidates a facet value needs for a model of its own
@@ -154,7 +155,7 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
 
     def fit(papers_of: set[int]) -> AcceptanceModel:
         chosen = [(x, y) for i, x, y in rows if i in papers_of]
-        model = fitted([x for x, _ in chosen], [y for _, y in chosen], c=args.c, names=FEATURES)
+        model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=FEATURES)
         return AcceptanceModel(model, {})
 
     tagger = Tagger.from_taxonomy()
@@ -179,9 +180,6 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
         source="fitted on all, measured on all (optimistic)",
     )
     accepted = sum(y for _, _, y in rows)
-    weights = sorted(
-        zip(FEATURES, model.accept.weights, strict=True), key=lambda pair: -abs(pair[1])
-    )
     lines = [
         f"# Calibration of the keyphrase model on {shown}",
         "",
@@ -192,11 +190,9 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
         "",
         render_judged(report),
         render_judged(everything),
-        "Weights of the model fitted on all (standardised features, largest first):",
-        "",
-        "| feature | weight |",
-        "| --- | --- |",
-        *(f"| {name} | {weight:+.3f} |" for name, weight in weights),
+        f"The model: gradient-boosted trees ({_settings()}), over "
+        + ", ".join(f"`{name}`" for name in FEATURES)
+        + " (keyphrases.FEATURES).",
         "",
     ]
     text = "\n".join(lines)
@@ -221,6 +217,10 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
         model.save(args.out)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _settings() -> str:
+    return ", ".join(f"{key}={value}" for key, value in TREE_SETTINGS.items())
 
 
 def _with_keyphrases(paper: Paper, keyphrases: list) -> TaggedPaper:

@@ -1,10 +1,15 @@
-"""Keyphrases: noun-phrase candidates from spaCy's POS tags, variants merged, ranked by KeyBERT.
+"""Keyphrases: noun-phrase candidates from spaCy's POS tags, variants merged, each scored by
+the probability that a reader accepts it.
 
-Candidates are runs of adjectives and nouns that end in a noun ("policy gradient", "graph neural
-networks"), never n-grams glued across removed stop words. Variants share one normalised form:
-plural and singular, case, hyphenation, and an acronym the paper defines with its long form
-("graph neural networks (GNNs)" and later "GNNs"). KeyBERT then ranks each paper's candidates by
-cosine similarity to the paper, with MMR for diversity.
+Candidates are whole noun phrases (runs of adjectives and nouns up to their last noun: "graph
+neural networks") or their tails that keep the head ("reinforcement learning" of "offline
+multi-task reinforcement learning"); a piece cut before the head ("large language") only where
+the paper uses it alone; never n-grams glued across removed stop words. Variants share one
+normalised form: plural and singular, case, hyphenation, and an acronym the paper defines with its
+long form ("graph neural networks (GNNs)" and later "GNNs"). KeyBERT gives each candidate its
+cosine similarity to the paper, and the acceptance model (fitted to judged/keyphrases.jsonl)
+turns that and what else is known about the phrase into its score; the list is chosen most likely
+first, without redundant pairs, with MMR for variety.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from .records import Keyphrase, Span
 from .scoring import Context
 from .specificity import Specificity
 from .text import Analysis, Token, acronym_singular, is_acronym
-from .weighing import Model
+from .weighing import Trees
 
 _HEAD = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
@@ -378,15 +383,18 @@ FEATURES = (
     "opener",  # how often authors start a keyword with its first word (specificity.py)
 )
 DEFAULT_MODEL = "keyphrases.json"
+# KeyBERT's cosine for a typical candidate (the mean over the judged set's candidates): what the
+# shortlist assumes before anything is embedded.
+_TYPICAL_SIMILARITY = 0.22
 
 
 @dataclass(frozen=True)
 class AcceptanceModel:
-    """The probability that a reader accepts a candidate as a keyphrase of its paper: a logistic
-    model over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
+    """The probability that a reader accepts a candidate as a keyphrase of its paper: gradient-
+    boosted trees over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
     ``python -m tagger.calibrate --keyphrases``, and what it was fitted on."""
 
-    accept: Model
+    accept: Trees
     about: dict[str, Any]
 
     @classmethod
@@ -417,7 +425,7 @@ def _load_model(path: str) -> AcceptanceModel:
         else:
             text = resources.files("tagger").joinpath("data", DEFAULT_MODEL).read_text("utf-8")
         data = json.loads(text)
-        return AcceptanceModel(Model.from_dict(data["accept"], FEATURES), data.get("about", {}))
+        return AcceptanceModel(Trees.from_dict(data["accept"], FEATURES), data.get("about", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TaggerError(
             f"cannot read the keyphrase model {path or DEFAULT_MODEL}: {exc!r}"
@@ -508,9 +516,9 @@ class KeyphraseExtractor:
         :meth:`embed_papers`."""
         results = []
         for found, analysis, described, vectors in self._describe(docs, analyses, doc_embeddings):
+            likely = self.model.accept.predict(list(described.values())).tolist()
             ranked = sorted(
-                ((self.model.accept(row), key) for key, row in described.items()),
-                key=lambda pair: (-pair[0], pair[1]),
+                zip(likely, described, strict=True), key=lambda pair: (-pair[0], pair[1])
             )
             results.append(
                 [
@@ -586,23 +594,20 @@ class KeyphraseExtractor:
 
     def _shortlist(self, found: dict[str, Candidate], analysis: Analysis) -> dict[str, Candidate]:
         """The ``max_candidates`` most likely candidates before any embedding (their similarity
-        taken as the model's mean), in order of first occurrence: most of a paper's candidates
+        taken as _TYPICAL_SIMILARITY), in order of first occurrence: most of a paper's candidates
         never come near the top ten, and dropping them early is faster."""
         for key, candidate in found.items():
             candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
         limit = self.config.max_candidates
         if len(found) <= limit:
             return found
-        mean = self.model.accept.means[FEATURES.index("similarity")]
         context = Context(analysis)
-        prior = sorted(
-            found.values(),
-            key=lambda c: (
-                -self.model.accept(features(c, mean, analysis, self.table, context)),
-                c.key,
-            ),
-        )
-        keep = {c.key for c in prior[:limit]}
+        rows = [
+            features(c, _TYPICAL_SIMILARITY, analysis, self.table, context) for c in found.values()
+        ]
+        likely = self.model.accept.predict(rows).tolist()
+        prior = sorted(zip(likely, found, strict=True), key=lambda pair: (-pair[0], pair[1]))
+        keep = {key for _, key in prior[:limit]}
         return {key: c for key, c in found.items() if key in keep}
 
 

@@ -154,10 +154,9 @@ class Keyphrase(BaseModel):
         "where the paper defines them; variants share it."
     )
     score: float = Field(
-        ge=0,
-        le=1,
-        description="The probability that a reader accepts the phrase as a keyphrase of the "
-        "paper: a logistic model over KeyBERT's cosine similarity of phrase and paper, where "
+        description="In [0, 1] (tagger 0.4.0 on; earlier versions wrote a cosine plus bonuses): "
+        "the probability that a reader accepts the phrase as a keyphrase of the "
+        "paper: gradient-boosted trees over KeyBERT's cosine similarity of phrase and paper, where "
         "and how often the phrase occurs, and how specific its words are in ICLR abstracts, "
         "fitted to the judged keyphrase set (judged/keyphrases.md).",
     )
