@@ -515,8 +515,9 @@ class KeyphraseExtractor:
         ``doc_embeddings``: the papers' embeddings, one row each, if already made by
         :meth:`embed_papers`."""
         results = []
-        for found, analysis, described, vectors in self._describe(docs, analyses, doc_embeddings):
-            likely = self.model.accept.predict(list(described.values())).tolist()
+        for found, analysis, described, vectors, likely in self._describe(
+            docs, analyses, doc_embeddings
+        ):
             ranked = sorted(
                 zip(likely, described, strict=True), key=lambda pair: (-pair[0], pair[1])
             )
@@ -541,7 +542,7 @@ class KeyphraseExtractor:
         --keyphrases`` fits the model to)."""
         return [
             {key: (surface(found[key], analysis), row) for key, row in described.items()}
-            for found, analysis, described, _ in self._describe(docs, analyses, None)
+            for found, analysis, described, _, _ in self._describe(docs, analyses, None)
         ]
 
     def _describe(
@@ -549,11 +550,25 @@ class KeyphraseExtractor:
         docs: Sequence[str],
         analyses: Sequence[Analysis],
         doc_embeddings: np.ndarray | None,
-    ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict]]:
-        """Per paper: its shortlisted candidates, its analysis, each candidate's features, and
-        each candidate's embedding."""
+    ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict, list]]:
+        """Per paper: its shortlisted candidates, its analysis, each one's features, each one's
+        embedding, and the probability of each (in the order of the features)."""
         config = self.config
-        per_doc = [self._shortlist(candidates(a, max_words=config.max_words), a) for a in analyses]
+        per_doc: list[dict[str, Candidate]] = []
+        rows_of: list[dict[str, dict[str, float]]] = []
+        for analysis in analyses:
+            found = candidates(analysis, max_words=config.max_words)
+            for key, candidate in found.items():
+                candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
+            context = Context(analysis)
+            per_doc.append(found)
+            rows_of.append(
+                {
+                    key: features(c, _TYPICAL_SIMILARITY, analysis, self.table, context)
+                    for key, c in found.items()
+                }
+            )
+        self._shortlist(per_doc, rows_of)
         todo = [i for i, found in enumerate(per_doc) if found]
         scored_of: dict[int, list[tuple[str, float]]] = {}
         vectors: dict[str, np.ndarray] = {}
@@ -580,35 +595,37 @@ class KeyphraseExtractor:
                 similarities = [similarities]
             scored_of = dict(zip(todo, similarities, strict=True))
             vectors = dict(zip(vocabulary, phrase_embeddings, strict=True))
-        for i, (found, analysis) in enumerate(zip(per_doc, analyses, strict=True)):
-            context = Context(analysis)
-            described = {
-                key: features(found[key], similarity, analysis, self.table, context)
-                for key, similarity in scored_of.get(i, [])
-            }
-            yield found, analysis, described, vectors
+        described_of = []
+        for i, rows in enumerate(rows_of):
+            described = {}
+            for key, similarity in scored_of.get(i, []):
+                rows[key]["similarity"] = similarity
+                described[key] = rows[key]
+            described_of.append(described)
+        flat = [row for described in described_of for row in described.values()]
+        likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
+        for found, analysis, described in zip(per_doc, analyses, described_of, strict=True):
+            yield found, analysis, described, vectors, [next(likely) for _ in described]
 
     def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
         """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
         return self.embedder.embed([_opening(doc, self.config.doc_words) for doc in docs])
 
-    def _shortlist(self, found: dict[str, Candidate], analysis: Analysis) -> dict[str, Candidate]:
-        """The ``max_candidates`` most likely candidates before any embedding (their similarity
-        taken as _TYPICAL_SIMILARITY), in order of first occurrence: most of a paper's candidates
-        never come near the top ten, and dropping them early is faster."""
-        for key, candidate in found.items():
-            candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
+    def _shortlist(
+        self, per_doc: list[dict[str, Candidate]], rows_of: list[dict[str, dict[str, float]]]
+    ) -> None:
+        """Keep each paper's ``max_candidates`` most likely candidates before any embedding
+        (their similarity taken as _TYPICAL_SIMILARITY), in order of first occurrence: most of a
+        paper's candidates never come near the top ten, and dropping them early is faster."""
         limit = self.config.max_candidates
-        if len(found) <= limit:
-            return found
-        context = Context(analysis)
-        rows = [
-            features(c, _TYPICAL_SIMILARITY, analysis, self.table, context) for c in found.values()
-        ]
-        likely = self.model.accept.predict(rows).tolist()
-        prior = sorted(zip(likely, found, strict=True), key=lambda pair: (-pair[0], pair[1]))
-        keep = {key for _, key in prior[:limit]}
-        return {key: c for key, c in found.items() if key in keep}
+        over = [i for i, rows in enumerate(rows_of) if len(rows) > limit]
+        flat = [row for i in over for row in rows_of[i].values()]
+        likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
+        for i in over:
+            prior = sorted(((next(likely), key) for key in rows_of[i]), key=lambda p: (-p[0], p[1]))
+            keep = {key for _, key in prior[:limit]}
+            per_doc[i] = {key: c for key, c in per_doc[i].items() if key in keep}
+            rows_of[i] = {key: row for key, row in rows_of[i].items() if key in keep}
 
 
 def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bool:
