@@ -639,19 +639,23 @@ def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bo
 def surface(candidate: Candidate, analysis: Analysis) -> str:
     """The phrase as the paper writes it: its first occurrence in the abstract, markup
     stripped; a phrase only in a title written in Title Case loses the capitals of the title's
-    style ('Bandit Algorithms' -> 'bandit algorithms'), keeping names and acronyms ('Wasserstein',
-    'LLMs') the abstract capitalises too, and words with capitals inside ('PixArt')."""
+    style ('Bandit Algorithms' -> 'bandit algorithms', 'Multi-Agent' -> 'multi-agent'), keeping
+    acronyms, words with capitals inside ('PixArt') and names the abstract writes with a capital
+    and never without ('Wasserstein')."""
     in_abstract = [span for span in candidate.spans if span.field == "abstract"]
     if in_abstract:
         return analysis.surface(min(in_abstract, key=lambda span: span.start))
     text = analysis.surface(candidate.spans[0])
     if not _title_case(analysis.title):
         return text
-    names = set(re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]*)", analysis.abstract))
-    return " ".join(
-        word.lower() if word[:1].isupper() and word[1:].islower() and word not in names else word
-        for word in text.split()
-    )
+    written = set(re.findall(r"[^\W\d_]+", analysis.cleaned["abstract"][0]))
+
+    def unstyled(part: str) -> str:
+        styled = part[:1].isupper() and part[1:].islower()
+        name = part in written and part.lower() not in written
+        return part.lower() if styled and not name else part
+
+    return " ".join("-".join(map(unstyled, word.split("-"))) for word in text.split())
 
 
 def _title_case(title: str) -> bool:
