@@ -325,7 +325,12 @@ def _usable(token: Token) -> bool:
         and not token.is_stop
         and token.text.isascii()
         and not any(ch in token.text for ch in "$\\{}_^=<>/@#*`")
+        and not _ABBREVIATION.fullmatch(token.text)
     )
+
+
+# 'w.r.t', 'e.g.', 'etc.': never part of a noun phrase
+_ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){1,3}[A-Za-z]?\.?|etc\.?|vs\.?|cf\.?", re.IGNORECASE)
 
 
 def _adjacent(words: list[Token], start: int, j: int) -> bool:
@@ -413,8 +418,15 @@ class AcceptanceModel:
         return self.about.get("judged_sha256") == digest
 
     def save(self, path: str | Path) -> None:
-        data = {"about": self.about, "accept": self.accept.as_dict()}
-        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        """Write the model: what it was fitted on, readable; then one line per tree."""
+        trees = self.accept.as_dict()
+        head = {"names": trees["names"], "baseline": trees["baseline"]}
+        lines = ",\n".join(json.dumps(tree, separators=(",", ":")) for tree in trees["trees"])
+        text = (
+            f'{{"about": {json.dumps(self.about, indent=1)},\n"accept": '
+            f'{json.dumps(head)[:-1]}, "trees": [\n{lines}\n]}}}}\n'
+        )
+        Path(path).write_text(text, encoding="utf-8")
 
 
 @cache
@@ -542,7 +554,9 @@ class KeyphraseExtractor:
         --keyphrases`` fits the model to)."""
         return [
             {key: (surface(found[key], analysis), row) for key, row in described.items()}
-            for found, analysis, described, _, _ in self._describe(docs, analyses, None)
+            for found, analysis, described, _, _ in self._describe(
+                docs, analyses, None, score=False
+            )
         ]
 
     def _describe(
@@ -550,9 +564,11 @@ class KeyphraseExtractor:
         docs: Sequence[str],
         analyses: Sequence[Analysis],
         doc_embeddings: np.ndarray | None,
+        *,
+        score: bool = True,
     ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict, list]]:
         """Per paper: its shortlisted candidates, its analysis, each one's features, each one's
-        embedding, and the probability of each (in the order of the features)."""
+        embedding, and (with ``score``) the probability of each, in the order of the features."""
         config = self.config
         per_doc: list[dict[str, Candidate]] = []
         rows_of: list[dict[str, dict[str, float]]] = []
@@ -602,10 +618,10 @@ class KeyphraseExtractor:
                 rows[key]["similarity"] = similarity
                 described[key] = rows[key]
             described_of.append(described)
-        flat = [row for described in described_of for row in described.values()]
+        flat = [row for described in described_of for row in described.values()] if score else []
         likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
         for found, analysis, described in zip(per_doc, analyses, described_of, strict=True):
-            yield found, analysis, described, vectors, [next(likely) for _ in described]
+            yield found, analysis, described, vectors, [next(likely) for _ in flat and described]
 
     def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
         """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
