@@ -728,13 +728,16 @@ _ALONE = 2
 
 def _overlap(a: tuple[float, str], b: tuple[float, str], found: dict[str, Candidate]) -> bool:
     """One phrase contains the other ('reinforcement learning', 'deep reinforcement learning'),
-    and they do not both carry weight (see _BOTH_LIKELY)."""
+    and they do not both carry weight (see _BOTH_LIKELY), or the longer one only adds a generic
+    head ('method', 'framework') to the shorter."""
     (pa, ka), (pb, kb) = a, b
     short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
     if f" {short} " not in f" {long} ":
         return False
-    if min(pa, pb) < _BOTH_LIKELY:
-        return True
+    rest, head = long.rsplit(" ", 1)
+    if min(pa, pb) < _BOTH_LIKELY or rest == short and head in _GENERIC_HEADS:
+        return True  # 'AFL framework' adds nothing to 'asynchronous federated learning'
+
     alone = [s for s in found[short].spans if not _within(s, found[long].spans)]
     return len(alone) < _ALONE
 

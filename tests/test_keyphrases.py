@@ -171,3 +171,12 @@ def test_a_phrase_and_its_part_are_listed_together_only_when_both_carry_weight(n
             for m, long in enumerate(phrases):
                 if n != m and keys[n] in keys[m]:
                     assert min(short.score, long.score) >= 0.8, (short.text, long.text)
+
+
+def test_a_phrase_that_only_adds_a_generic_head_is_never_listed_beside_it():
+    from tagger.keyphrases import _overlap
+
+    found = {}  # not consulted: the rule needs no spans
+    assert _overlap((0.95, "federated learning"), (0.9, "federated learning framework"), found)
+    assert _overlap((0.9, "federated learning method"), (0.95, "federated learning"), found)
+    assert not _overlap((0.9, "federated learning"), (0.9, "graph neural network"), found)
