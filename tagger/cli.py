@@ -518,7 +518,7 @@ def eval_(
     """
     from .evaluate import evaluate_file, render
     from .judged import Judgment, evaluate_judged, render_judged
-    from .pipeline import Tagger
+    from .pipeline import Tagger, tagger_version
 
     if judged is None and (papers is None or scheme is None):
         raise click.UsageError("give FILE and --scheme, or --judged JUDGED")
@@ -542,8 +542,10 @@ def eval_(
             report = evaluate_judged(
                 records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
             )
-            report.in_sample = tagger.weigher.fitted_on(judged)
-            report.keyphrases.in_sample = tagger.keyphrases.model.fitted_on(judged)
+            # in sample: scored by this version's models, and those were fitted on these judgments
+            ours = all(r.provenance.tagger_version == tagger_version() for r in records)
+            report.in_sample = ours and tagger.weigher.fitted_on(judged)
+            report.keyphrases.in_sample = ours and tagger.keyphrases.model.fitted_on(judged)
             text, data = render_judged(report), report.as_dict()
     if as_json:
         _print_json(data)

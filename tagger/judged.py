@@ -236,11 +236,17 @@ class PhraseReport:
     by_source: dict[str, Counter] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)  # label -> a few phrases
     in_sample: bool = False  # the keyphrase model was fitted on these judgments
+    keyword_papers: int = 0  # papers with their authors' keywords
+    f1_sum: float = 0.0  # of F1@5 against them
 
     def count(self, record: TaggedPaper, judgment: Judgment) -> None:
-        from .evaluate import stem_phrase
+        from .evaluate import keyphrase_f1, stem_phrase
 
         self.papers += 1
+        if record.paper.keywords:
+            self.keyword_papers += 1
+            texts = [kp.text for kp in record.keyphrases]
+            self.f1_sum += keyphrase_f1(texts, record.paper.keywords, TOP_PHRASES)
         top = record.keyphrases[:TOP_PHRASES]
         stems = [f" {stem_phrase(kp.text)} " for kp in top]
         by = self.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
@@ -293,6 +299,8 @@ class PhraseReport:
             if self.listed_all
             else 0.0,
             "largest_calibration_gap": round(self.largest_gap(), 4),
+            "keyword_papers": self.keyword_papers,
+            "f1_at_5": round(self.f1_sum / self.keyword_papers, 4) if self.keyword_papers else None,
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
             "in_sample": self.in_sample,
         }
@@ -399,6 +407,15 @@ def render_phrases(report: PhraseReport, source: str) -> str:
         f"{k['contained_in_another']:.3f} | {k['noise']:.3f} | {k['unjudged']} | "
         f"{k['acceptance_all_listed']:.3f} | {k['largest_calibration_gap']:.3f} |",
         "",
+        *(
+            [
+                f"Against the authors' keywords of the {k['keyword_papers']} papers that have "
+                f"them (Porter-stemmed exact match): F1@5 {k['f1_at_5']:.3f}.",
+                "",
+            ]
+            if k["keyword_papers"]
+            else []
+        ),
         f"Judged keyphrases: {k['judged']} ("
         + ", ".join(f"{k['labels'][label]} {label}" for label in PHRASE_LABELS)
         + f"); {k['unjudged']} not in the judged pool.",

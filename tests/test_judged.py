@@ -150,6 +150,7 @@ def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
             "unjudged phrase",  # sixth: not in the first five, not counted
         ],
         source="x",
+        keywords=["Reinforcement Learning", "policy gradients"],
     )
     record.paper.__pydantic_extra__["judged"] = {"keyphrases": labels}
     path = write_tagged(tmp_path / "t.jsonl", [record])
@@ -166,6 +167,9 @@ def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
     assert phrases["single_words_rejected"] == 0.2
     assert phrases["contained_in_another"] == 0.4  # 'reinforcement learning' and 'learning'
     assert phrases["by_source"] == {"x": {"papers": 1, "listed": 5, "accept": 3}}
+    # F1@5 against the authors' keywords: 2 of 5 listed match, both keywords found
+    assert phrases["keyword_papers"] == 1
+    assert phrases["f1_at_5"] == pytest.approx(round(2 * 0.4 * 1.0 / 1.4, 4))
     text = CliRunner().invoke(main, ["eval", "--judged", str(path)]).stdout
     assert "the first 5 keyphrases of 1 judged papers" in text and "| 0.600 | 0.200 |" in text
 
