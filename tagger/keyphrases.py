@@ -257,6 +257,13 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
         if candidate is not None:
             candidate.add(_span(phrase), phrase[0].sentence, whole=False)
             candidate.first = min(candidate.first, first)
+    for candidate in found.values():  # spans in reading order: the title, then the abstract
+        order = sorted(
+            range(len(candidate.spans)),
+            key=lambda k: (candidate.spans[k].field != "title", candidate.spans[k].start),
+        )
+        candidate.spans = [candidate.spans[k] for k in order]
+        candidate.sentences = [candidate.sentences[k] for k in order]
     return found
 
 
