@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 
-from .conftest import EXAMPLES, MINI_TAXONOMY
+from .conftest import EXAMPLES, MINI_TAXONOMY, ROOT
 
 ICML = EXAMPLES / "icml2025-abstracts.txt"
 MINI = ["--taxonomy", str(MINI_TAXONOMY)]
@@ -459,3 +459,28 @@ def test_tagged_output_can_be_tagged_again(tmp_path):
         "field required"
     )
     assert len(result.stdout.splitlines()) == 18
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["filter", "examples/tagged/icml2025-abstracts.jsonl", "--area", "rl"]],
+    ids=["help", "filter"],
+)
+def test_commands_that_tag_nothing_import_no_numpy_and_no_model(args):
+    """`tagger --help` and the readers of tagged output start fast: no numpy, torch, spaCy or
+    pipeline import (issue 14's 0.3 s / 0.5 s budget is measured in benchmarks/, not here)."""
+    code = (
+        "import sys\n"
+        "from tagger.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ['numpy', 'torch', 'spacy', 'sentence_transformers', 'tagger.pipeline']\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert "LOADED []" in done.stderr, done.stderr[-2000:]
+    assert done.stdout  # the command did its work
