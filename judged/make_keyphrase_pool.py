@@ -4,11 +4,12 @@
 
 For the first 100 papers of judged/judged.jsonl: every noun chunk of title and abstract (spaCy
 en_core_web_sm with its parser) without leading determiners, pronouns and numbers, with every part
-of it that ends at its last word; every keyphrase candidate of tagger (as it was when the pool was
-built) and its top 10; the top 5 of plain KeyBERT (1-3-grams) and of YAKE (n=3). Phrases are merged
-by their Porter-stemmed words (evaluate.stem_phrase); the first surface form seen is kept. Each
-output line: {"id", "source", "title", "abstract", "pool": [phrase, ...]} (shuffled with a seed, so
-the order says nothing about where a phrase came from).
+of it that ends at its last word; every keyphrase candidate of the tagger it runs with, and its
+top 10 (the committed pool was built with 0.3.0: run this from a checkout of f88cc43 to rebuild
+it); the top 5 of plain KeyBERT (1-3-grams) and of YAKE (n=3). Phrases are merged by their
+Porter-stemmed words (evaluate.stem_phrase); the first surface form seen is kept. Each output
+line: {"id", "source", "title", "abstract", "pool": [phrase, ...]} (shuffled with a seed, so the
+order says nothing about where a phrase came from).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def main() -> int:
     from tagger import Paper, Tagger
     from tagger.config import DEFAULT_SPACY_MODEL
     from tagger.evaluate import keybert_keyphrases, stem_phrase, yake_keyphrases
-    from tagger.keyphrases import candidates
+    from tagger.keyphrases import candidates, surface
     from tagger.text import analyse, paper_text
 
     lines = (ROOT / "judged" / "judged.jsonl").read_text(encoding="utf-8").splitlines()
@@ -69,7 +70,7 @@ def main() -> int:
                     add(field[part[0].idx : part[-1].idx + len(part[-1].text)])
         analysis = analyse(tagger.nlp(text), paper.title, paper.abstract)
         for candidate in candidates(analysis, max_words=tagger.config.max_words).values():
-            add(candidate.text)
+            add(surface(candidate, analysis))
         for phrase in [k.text for k in result.keyphrases[:10]] + kb + yk:
             add(phrase)
         phrases = list(pool.values())
