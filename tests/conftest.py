@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# embeddings kept across runs go to a directory of this test session, not the user's cache
+os.environ["TAGGER_CACHE_DIR"] = tempfile.mkdtemp(prefix="tagger-test-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
