@@ -84,6 +84,20 @@ def facet_verdicts(facets: Iterable[AreaTag], judgment: Judgment) -> list[str]:
     return ["right" if t.id in judgment.facet_areas else "wrong" for t in facets]
 
 
+def _add_to_bin(bins: list[list[float]], score: float, right: bool) -> None:
+    """Count one scored item in its calibration bin: [items, sum of scores, right ones]."""
+    row = bins[min(int(score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
+    row[0] += 1
+    row[1] += score
+    row[2] += right
+
+
+def _largest_gap(bins: list[list[float]], min_items: int) -> float:
+    """The largest |share right - mean score| of a bin with at least ``min_items`` items."""
+    gaps = [abs(right / n - total / n) for n, total, right in bins if n >= min_items]
+    return max(gaps, default=0.0)
+
+
 def _with_ancestors(areas: Iterable[str], taxonomy: Taxonomy) -> set[str]:
     return {
         ancestor for area in areas if area in taxonomy.by_id for ancestor in taxonomy.path(area)
@@ -136,8 +150,7 @@ class JudgedReport:
 
     def largest_gap(self, min_tags: int = 10) -> float:
         """The largest |precision - mean score| of a bin with at least ``min_tags`` tags."""
-        gaps = [abs(row["precision"] - row["mean_score"]) for row in self.calibration(min_tags)]
-        return max(gaps, default=0.0)
+        return _largest_gap(self.bins, min_tags)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -194,14 +207,10 @@ class TypeReport:
             counts = self.by_type.setdefault(tag.id, Counter())
             counts["listed"] += 1
             counts["right"] += verdict == "right"
-            row = self.bins[min(int(tag.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
-            row[0] += 1
-            row[1] += tag.score
-            row[2] += verdict == "right"
+            _add_to_bin(self.bins, tag.score, verdict == "right")
 
     def largest_gap(self, min_tags: int = 10) -> float:
-        gaps = [abs(right / n - total / n) for n, total, right in self.bins if n >= min_tags]
-        return max(gaps, default=0.0)
+        return _largest_gap(self.bins, min_tags)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -259,10 +268,7 @@ class PhraseReport:
                 continue
             self.listed_all += 1
             self.accepted_all += label == "accept"
-            row = self.bins[min(int(keyphrase.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
-            row[0] += 1
-            row[1] += keyphrase.score
-            row[2] += label == "accept"
+            _add_to_bin(self.bins, keyphrase.score, label == "accept")
             if n >= TOP_PHRASES:
                 continue
             self.listed += 1
@@ -279,8 +285,7 @@ class PhraseReport:
         return count / self.listed if self.listed else 0.0
 
     def largest_gap(self, min_phrases: int = 10) -> float:
-        gaps = [abs(right / n - total / n) for n, total, right in self.bins if n >= min_phrases]
-        return max(gaps, default=0.0)
+        return _largest_gap(self.bins, min_phrases)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -358,10 +363,7 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
     report.first_is_specific += bool(record.tags) and record.tags[0].id in judgment.areas
     for tag, verdict in zip(record.tags, said, strict=True):
         if verdict != "neutral":
-            row = report.bins[min(int(tag.score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
-            row[0] += 1
-            row[1] += tag.score
-            row[2] += verdict == "right"
+            _add_to_bin(report.bins, tag.score, verdict == "right")
     report.types.count(record.facets, judgment)
     by = report.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
     by.update(
