@@ -287,22 +287,13 @@ def tagged_records(
 ) -> tuple[list[TaggedPaper], float | None]:
     """The tagged records of ``source``: read as they are when it holds tagged output, else its
     papers tagged by ``tagger`` (and written to ``save_tagged``), with the seconds that took."""
-    from .readers import iter_records
-
     tagged, stdin = sniff_tagged(source)
     if tagged:
         return list(read_tagged(source, stdin=stdin, skip=skip)), None
     check_outputs({"--save-tagged": save_tagged}, [source])
     with contextlib.ExitStack() as stack:  # the output opens before the work, not after
         saved = stack.enter_context(open_output(save_tagged)) if save_tagged else None
-        papers = []
-        for item in iter_records(source, stdin=stdin):
-            if isinstance(item, InputError):
-                if skip is None:
-                    raise item
-                skip(item)
-            else:
-                papers.append(item)
+        papers = _read_papers(source, stdin, skip)
         started = time.perf_counter()
         records = list(tagger.tag_many(papers))
         seconds = time.perf_counter() - started
@@ -315,11 +306,17 @@ def tagged_records(
 
 def papers_of(source: str | Path, *, skip: Skip | None = None) -> list[Paper]:
     """The papers of ``source``, untagged: those of its records when it holds tagged output."""
-    from .readers import iter_records
-
     tagged, stdin = sniff_tagged(source)
     if tagged:
         return [record.paper for record in read_tagged(source, stdin=stdin, skip=skip)]
+    return _read_papers(source, stdin, skip)
+
+
+def _read_papers(source: str | Path, stdin, skip: Skip | None) -> list[Paper]:
+    """Every paper of an input file; a record that cannot be read goes to ``skip`` (or is
+    raised, without one)."""
+    from .readers import iter_records
+
     papers = []
     for item in iter_records(source, stdin=stdin):
         if isinstance(item, InputError):
