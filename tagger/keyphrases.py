@@ -20,12 +20,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import packaged
 from .config import TaggerConfig
 from .embedders import CachedEmbedder, Embedder
 from .errors import TaggerError
@@ -416,13 +416,7 @@ class AcceptanceModel:
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
-        import hashlib
-
-        try:
-            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError:
-            return False
-        return self.about.get("judged_sha256") == digest
+        return packaged.fitted_on(self.about, path)
 
     def save(self, path: str | Path) -> None:
         """Write the model: what it was fitted on, readable; then one line per tree."""
@@ -439,11 +433,7 @@ class AcceptanceModel:
 @cache
 def _load_model(path: str) -> AcceptanceModel:
     try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files("tagger").joinpath("data", DEFAULT_MODEL).read_text("utf-8")
-        data = json.loads(text)
+        data = packaged.read_json(path, DEFAULT_MODEL)
         return AcceptanceModel(Trees.from_dict(data["accept"], FEATURES), data.get("about", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TaggerError(

@@ -6,10 +6,10 @@ against them, ``tagger eval`` takes its ``--scheme`` choices and levels from the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from .packaged import read_json
 
 SUBTOPIC = "->"  # 'Deep Learning->Graph Neural Networks': an area and one of its subtopics
 
@@ -27,10 +27,10 @@ class Scheme:
 @cache
 def schemes() -> dict[str, Scheme]:
     """Every scheme, by id, in file order."""
-    text = resources.files("tagger").joinpath("data", "schemes.json").read_text(encoding="utf-8")
+    data = read_json(None, "schemes.json")
     return {
         key: Scheme(
             id=key, name=value["name"], levels=tuple(value["levels"]), labels=tuple(value["labels"])
         )
-        for key, value in json.loads(text)["schemes"].items()
+        for key, value in data["schemes"].items()
     }

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from . import packaged
 from .errors import TaggerError
 from .text import clean, normalize_word
 
@@ -103,11 +103,7 @@ class Specificity:
 @cache
 def _load(path: str) -> Specificity:
     try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files("tagger").joinpath("data", DEFAULT_PATH).read_text("utf-8")
-        data = json.loads(text)
+        data = packaged.read_json(path, DEFAULT_PATH)
         return Specificity(
             papers=int(data["papers"]),
             words={k: int(v) for k, v in data["words"].items()},

@@ -17,10 +17,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from . import packaged
 from .errors import TaggerError
 
 # What the models read about a candidate area; scoring.py computes each.
@@ -109,13 +109,7 @@ class Weigher:
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this weigher was fitted on the judged set in the file at ``path``."""
-        import hashlib
-
-        try:
-            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError:
-            return False
-        return self.about.get("judged_sha256") == digest
+        return packaged.fitted_on(self.about, path)
 
     def as_dict(self) -> dict[str, Any]:
         return (
@@ -131,11 +125,7 @@ class Weigher:
 @cache
 def _load(path: str) -> Weigher:
     try:
-        if path:
-            text = Path(path).read_text(encoding="utf-8")
-        else:
-            text = resources.files("tagger").joinpath("data", DEFAULT_PATH).read_text("utf-8")
-        data = json.loads(text)
+        data = packaged.read_json(path, DEFAULT_PATH)
         models = {name: Model.from_dict(data[name], FEATURES) for name in MODELS}
         facets = {area: Model.from_dict(raw, FEATURES) for area, raw in data["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required
