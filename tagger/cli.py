@@ -127,7 +127,12 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
 
         for field in reversed(fields):
             low, high = field.metadata["minimum"], field.metadata["maximum"]
-            kind = click.IntRange(low, high) if field.type == "int" else click.FloatRange(low, high)
+            if field.metadata["choices"]:
+                kind = click.Choice(field.metadata["choices"])
+            elif field.type == "int":
+                kind = click.IntRange(low, high)
+            else:
+                kind = click.FloatRange(low, high)
             name = f"--{field.name.replace('_', '-')}"
             default, help = getattr(defaults, field.name), field.metadata["help"]
             with_config = click.option(
@@ -191,14 +196,15 @@ def main() -> None:
     help="Input format; auto guesses from the file.",
 )
 @taxonomy_option
-@settings_options(TaggerConfig, "top_n", "diversity", "min_score", "max_tags", "batch_size")
+@settings_options(
+    TaggerConfig, "top_n", "diversity", "min_score", "max_tags", "batch_size", "embedding_backend"
+)
 @click.option(
     "-w",
     "--workers",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Processes tagging in parallel; output is identical for any number.",
+    help="Processes tagging in parallel; output is identical for any number. Default: one per "
+    "core this process may use (input that fits in one batch is tagged in this process).",
 )
 @click.option(
     "--errors", type=FILE, help="Write rejected records here as JSONL (source, line, reason)."

@@ -29,6 +29,7 @@ from . import packaged
 from .config import TaggerConfig
 from .embedders import CachedEmbedder, Embedder
 from .errors import TaggerError
+from .imports import without
 from .records import Keyphrase, Span
 from .scoring import Context
 from .specificity import Specificity
@@ -502,9 +503,7 @@ class KeyphraseExtractor:
     @property
     def keybert(self):
         if self._keybert is None:
-            from keybert import KeyBERT
-            from keybert.backend import BaseEmbedder
-
+            KeyBERT, BaseEmbedder = _keybert_classes()  # noqa: N806
             embedder = self.embedder
 
             class _Backend(BaseEmbedder):
@@ -639,6 +638,14 @@ class KeyphraseExtractor:
             keep = {key for _, key in prior[:limit]}
             per_doc[i] = {key: c for key, c in per_doc[i].items() if key in keep}
             rows_of[i] = {key: row for key, row in rows_of[i].items() if key in keep}
+
+
+def _keybert_classes() -> tuple[type, type]:
+    """KeyBERT and its embedder base class, without the backends it would import."""
+    with without("sentence_transformers", "transformers", "huggingface_hub"):
+        from keybert import KeyBERT
+        from keybert.backend import BaseEmbedder
+    return KeyBERT, BaseEmbedder
 
 
 def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bool:

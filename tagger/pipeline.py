@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ from .matching import RuleSet
 from .records import AreaTag, Keyphrase, Paper, Provenance, TaggedPaper
 from .scoring import Candidate, by_facet, propose, score_hits
 from .taxonomy import Area, Taxonomy, load_taxonomy
-from .text import Analysis, analyse, load_spacy, paper_text
+from .text import Analysis, analyse, load_spacy, paper_text, spacy_model_version
 from .weighing import Weigher
 
 
@@ -70,7 +70,9 @@ class Tagger:
 
     @cached_property
     def embedder(self) -> embedders.Embedder:
-        return self._own_embedder or embedders.make_embedder(self.config.embedding_model)
+        return self._own_embedder or embedders.make_embedder(
+            self.config.embedding_model, self.config.embedding_backend
+        )
 
     @cached_property
     def nlp(self):
@@ -100,13 +102,12 @@ class Tagger:
 
     @cached_property
     def provenance(self) -> Provenance:
-        meta = self.nlp.meta
         return Provenance(
             tagger_version=tagger_version(),
             taxonomy_version=self.taxonomy.version,
             taxonomy_sha256=self.taxonomy.sha256,
             embedding_model=self.embedder.name,
-            spacy_model=f"{meta['lang']}_{meta['name']}-{meta['version']}",
+            spacy_model=spacy_model_version(self.config.spacy_model),
             settings=self.config.output_settings(),
         )
 
@@ -127,14 +128,27 @@ class Tagger:
         With ``workers > 1``, batches are tagged in that many processes, each started from the
         taxonomy and the configuration (never from this object's loaded models) with one thread;
         results still come back in input order, identical to one worker's, and at most
-        ``2 * workers`` batches are in flight, so memory stays flat on any input size.
+        ``2 * workers`` batches are in flight, so memory stays flat on any input size. Papers
+        that fit in one batch are tagged here: starting workers would take longer.
         """
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(
                 "The 'workers' parameter of Tagger.tag_many must be an int >= 1. "
                 f"Got {workers!r} instead."
             )
+        if workers > 1 and self._own_embedder is not None:
+            raise ValueError(
+                "Tagger.tag_many(workers > 1) starts each worker from the "
+                "configuration, so it cannot use an embedder object passed to the "
+                "Tagger; use workers=1, or name the model in "
+                "TaggerConfig.embedding_model"
+            )
         batches = _batches(papers, self.config.batch_size)
+        if workers > 1 and self._workers is None:
+            first = list(islice(batches, 2))
+            if len(first) < 2:  # one batch: starting workers would cost more than it saves
+                workers = 1
+            batches = chain(first, batches)
         if workers == 1:
             for batch in batches:
                 yield from self.tag_batch(batch)
@@ -188,7 +202,7 @@ class Tagger:
 
     def _analyse(self, papers: list[Paper]) -> tuple[list[str], list[Analysis]]:
         texts = [paper_text(p.title, p.abstract) for p in papers]
-        docs = self.nlp.pipe(texts)
+        docs = self.nlp.pipe(texts, batch_size=_SPACY_BATCH)
         return texts, [analyse(d, p.title, p.abstract) for d, p in zip(docs, papers, strict=True)]
 
     def _read(self, papers: list[Paper]) -> list[_Read]:
@@ -204,30 +218,29 @@ class Tagger:
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
-        if self._own_embedder is not None:
-            raise ValueError(
-                "Tagger.tag_many(workers > 1) starts each worker from the "
-                "configuration, so it cannot use an embedder object passed to the "
-                "Tagger; use workers=1, or name the model in "
-                "TaggerConfig.embedding_model"
-            )
         if self._workers is not None and self._workers[0] != workers:
             self.close()
         if self._workers is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            _check_memory(workers)
+            _check_memory(workers, self.config.embedding_backend)
             # spawn, not fork: forking a process that runs torch can hang
             context = multiprocessing.get_context("spawn")
             pool = ProcessPoolExecutor(
                 workers,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(self.taxonomy, self.config, os.getpid()),
+                initargs=(self.taxonomy, self.config, os.getpid(), self._export()),
             )
             self._workers = (workers, pool)
         return self._workers[1]
+
+    def _export(self) -> Path | None:
+        """The ONNX export workers load (made here, once, if missing), or None for torch."""
+        if self.config.embedding_backend == "torch":
+            return None
+        return embedders.onnx_model_dir()
 
     def close(self) -> None:
         """Stop worker processes, if any were started."""
@@ -299,12 +312,12 @@ def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
         yield batch
 
 
-# What one worker process holds once its models are loaded (torch, MiniLM, spaCy): two workers
-# measured 1.25 GB together on the machines this was written on.
-WORKER_MEMORY = 650 * 2**20
+# What one worker process holds at most once its models are loaded (spaCy and MiniLM), by
+# backend, as measured on the machines this was written on: torch itself costs about 400 MB.
+WORKER_MEMORY = {"torch": 850 * 2**20, "onnx": 450 * 2**20, "onnx-int8": 450 * 2**20}
 
 
-def _check_memory(workers: int) -> None:
+def _check_memory(workers: int, backend: str) -> None:
     """Refuse a number of workers whose models cannot fit in the memory available now."""
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
@@ -312,30 +325,43 @@ def _check_memory(workers: int) -> None:
         available = int(fields["MemAvailable"].split()[0]) * 1024
     except (OSError, KeyError, ValueError):
         return  # not Linux: nothing to go by
-    if workers * WORKER_MEMORY > available:
+    needed = workers * WORKER_MEMORY[backend]
+    if needed > available:
         raise TaggerError(
-            f"{workers} workers need about {workers * WORKER_MEMORY / 2**30:.1f} GB for their "
+            f"{workers} workers need about {needed / 2**30:.1f} GB for their "
             f"models, and {available / 2**30:.1f} GB is available: use fewer workers"
         )
 
 
+# spaCy runs its tagger over this many texts at once: its default (1,000, so a whole batch of
+# papers) holds about 260 MB of activations for 64 abstracts, 16 about 75 MB, and is faster.
+_SPACY_BATCH = 16
+
 _worker_tagger: Tagger | None = None
 
 
-def _start_worker(taxonomy: Taxonomy, config: TaggerConfig, parent: int) -> None:
+def _start_worker(
+    taxonomy: Taxonomy, config: TaggerConfig, parent: int, export: Path | None
+) -> None:
     """Runs once in each worker process: one thread each, so workers do not fight for cores, and
-    a life no longer than the parent's, however the parent ends (even kill -9)."""
+    a life no longer than the parent's, however the parent ends (even kill -9). ``export``: the
+    ONNX model's directory, made by the parent."""
     global _worker_tagger
     import signal
 
-    import torch
     from threadpoolctl import threadpool_limits
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _end_with_parent(parent)
-    torch.set_num_threads(1)
     threadpool_limits(1)
-    _worker_tagger = Tagger(taxonomy, config)
+    if config.embedding_backend == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+    embedder = embedders.make_embedder(
+        config.embedding_model, config.embedding_backend, directory=export
+    )
+    _worker_tagger = Tagger(taxonomy, config, embedder=embedder)
 
 
 def _end_with_parent(parent: int) -> None:

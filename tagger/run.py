@@ -65,7 +65,7 @@ def tag_files(
     format: str | None = None,
     errors: str | Path | None = None,
     resume: bool = False,
-    workers: int = 1,
+    workers: int | None = 1,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
@@ -81,7 +81,7 @@ def tag_files(
     is cut off) once they are shown to be this configuration's output for the first papers of the
     inputs, and only the rest are tagged: the file ends as one uninterrupted run would have
     written it. Lines are written whole and flushed one by one, so a killed run leaves only
-    complete lines. ``workers`` is capped at the cores this process may use.
+    complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
     """
     warn = warn or _warn
     if is_stdio(output):
@@ -267,10 +267,12 @@ class _TimeoutReport:
             self.warn(f"pattern {pattern!r} of area {area!r} was skipped for {papers:,} papers")
 
 
-def _usable_workers(workers: int, warn: Callable[[str], None]) -> int:
-    """``workers``, capped at the cores this process may run on."""
+def _usable_workers(workers: int | None, warn: Callable[[str], None]) -> int:
+    """``workers``, capped at the cores this process may run on; None: as many as those."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
+    if workers is None:
+        return cores
     if workers > cores:
         warn(f"{workers} workers asked for, but tagger may use {cores} cores here: using {cores}")
         return cores

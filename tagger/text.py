@@ -13,10 +13,12 @@ import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import DEFAULT_SPACY_MODEL
 from .errors import ModelError
+from .imports import without
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -103,11 +105,13 @@ def is_acronym(token_text: str) -> bool:
 @lru_cache(maxsize=4)
 def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Language:
     """The spaCy pipeline: tokenizer + POS tagger (no parser, NER or lemmatizer) + sentencizer."""
-    import spacy
-    from spacy.util import compile_infix_regex
+    with without("torch"):  # thinc would import it, for models this pipeline does not have
+        import spacy
+        from spacy.util import compile_infix_regex
 
     try:
-        nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer", "senter"])
+        with without("torch"):
+            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer", "senter"])
     except OSError as exc:
         raise ModelError(
             f"cannot load the spaCy model {name!r}: {exc}. "
@@ -118,6 +122,23 @@ def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Language:
     nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     nlp.add_pipe("sentencizer")
     return nlp
+
+
+def spacy_model_version(name: str = DEFAULT_SPACY_MODEL) -> str:
+    """'en_core_web_sm-3.8.0': the spaCy pipeline's language, name and version, from its
+    package's meta.json, without loading the pipeline (a parent of workers never needs it)."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec(name)
+    meta_file = Path(spec.origin).parent / "meta.json" if spec and spec.origin else None
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file else None
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or not {"lang", "name", "version"} <= meta.keys():
+        meta = load_spacy(name).meta
+    return f"{meta['lang']}_{meta['name']}-{meta['version']}"
 
 
 def tokenize_phrase(nlp: Language, phrase: str) -> list[tuple[str, ...]]:

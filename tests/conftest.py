@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = ROOT / "examples"
 MINI_TAXONOMY = DATA / "mini-taxonomy.yaml"
-MODEL_FIXTURES = {"embedder", "tagger", "mini_tagger"}
+MODEL_FIXTURES = {"embedder", "torch_embedder", "tagger", "mini_tagger"}
 
 
 class HashEmbedder:
@@ -66,12 +66,22 @@ def _embedder_for_the_lane(request, monkeypatch):
             "@pytest.mark.models (or use the embedder fixture)"
         )
 
-    monkeypatch.setattr(tagger.embedders, "make_embedder", lambda name=None: HashEmbedder())
+    monkeypatch.setattr(tagger.embedders, "make_embedder", lambda *a, **k: HashEmbedder())
     monkeypatch.setattr(tagger.embedders, "_load_sentence_transformer", refuse)
+    monkeypatch.setattr(tagger.embedders, "_load_onnx", refuse)
 
 
 @pytest.fixture(scope="session")
 def embedder():
+    """The default embedder, as users run it: all-MiniLM-L6-v2 on ONNX Runtime, int8."""
+    from tagger.embedders import make_embedder
+
+    return make_embedder()
+
+
+@pytest.fixture(scope="session")
+def torch_embedder():
+    """The same model on torch through sentence-transformers (the reference backend)."""
     from tagger.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder()

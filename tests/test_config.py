@@ -28,6 +28,7 @@ FIELDS = [field.name for field in dataclasses.fields(TaggerConfig)]
         ("min_score", float("nan"), "a float in [0, 1]"),
         ("max_tags", True, "an int >= 1"),
         ("embedding_model", "", "a non-empty str"),
+        ("embedding_backend", "cuda", "one of 'onnx-int8', 'onnx', 'torch'"),
     ],
 )
 def test_invalid_settings_are_refused_with_a_clear_message(option, value, wanted):
@@ -56,11 +57,19 @@ def test_command_line_defaults_and_ranges_are_the_configs():
     tag = main.commands["tag"]
     options = {param.name: param for param in tag.params if isinstance(param, click.Option)}
     shared = [name for name in FIELDS if name in options]
-    assert shared == ["top_n", "diversity", "min_score", "max_tags", "batch_size"]
+    assert shared == [
+        "top_n",
+        "diversity",
+        "min_score",
+        "max_tags",
+        "batch_size",
+        "embedding_backend",
+    ]
     for name in shared:
         assert options[name].default == getattr(TaggerConfig(), name), name
         assert options[name].help == TaggerConfig.help(name)
     assert (options["diversity"].type.min, options["diversity"].type.max) == (0, 1)
+    assert list(options["embedding_backend"].type.choices) == ["onnx-int8", "onnx", "torch"]
 
 
 def test_spacy_component_takes_every_setting_with_the_configs_defaults():

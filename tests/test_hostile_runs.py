@@ -264,8 +264,10 @@ def test_more_workers_than_cores_are_capped_and_too_many_for_memory_refused(tmp_
     import tagger.pipeline
 
     cores = len(os.sched_getaffinity(0))
-    monkeypatch.setattr(tagger.pipeline, "WORKER_MEMORY", 2**50)  # a petabyte each
-    result = run("tag", papers(tmp_path / "p.jsonl"), "--workers", "64", *MINI)
+    petabyte = dict.fromkeys(tagger.pipeline.WORKER_MEMORY, 2**50)
+    monkeypatch.setattr(tagger.pipeline, "WORKER_MEMORY", petabyte)  # each
+    # two batches: input that fits in one is tagged without workers
+    result = run("tag", papers(tmp_path / "p.jsonl"), "--workers", "64", "--batch-size", "1", *MINI)
     assert result.stderr.splitlines()[0] == (
         f"Warning: 64 workers asked for, but tagger may use {cores} cores here: using {cores}"
     )
