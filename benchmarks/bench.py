@@ -1,7 +1,7 @@
 """Speed, memory and keyphrase quality of tagger against plain KeyBERT and YAKE, in one run.
 
     python benchmarks/bench.py                  # 1,000 unique abstracts from ../shared/data
-    python benchmarks/bench.py --n 300          # fewer (plain KeyBERT runs ~2.5 abstracts/s)
+    python benchmarks/bench.py --n 300          # fewer (plain KeyBERT runs ~1.5 abstracts/s)
     python benchmarks/bench.py --synthetic 100000 --synthetic 1000   # memory on a large corpus
 
 Every system runs in its own child process on the same abstracts; the parent measures the child's
@@ -26,12 +26,18 @@ import time
 from pathlib import Path
 
 SYSTEMS = {
-    "keybert": "plain KeyBERT, all-MiniLM-L6-v2, (1,3)-grams, English stop words, top_n=10, batch",
+    "keybert-1": "plain KeyBERT, all-MiniLM-L6-v2 on torch, (1,3)-grams, English stop words, "
+    "top_n=10, batch; 1 torch thread",
+    "keybert-2": "the same, 2 torch threads",
     "yake": "YAKE, n=3, top 10",
-    "keyphrases": "tagger keyphrase extraction only (spaCy candidates + KeyBERT ranking)",
-    "tag-1": "tagger tag, full pipeline (keyphrases + tags + JSONL), 1 worker",
-    "tag-2": "tagger tag, full pipeline, 2 workers",
+    "keyphrases": "tagger keyphrase extraction only (spaCy candidates + KeyBERT ranking), "
+    "1 process",
+    "tag": "tagger tag, default settings (ONNX int8, one worker per core)",
+    "tag-1": "tagger tag, 1 worker",
+    "tag-onnx": "tagger tag --embedding-backend onnx (fp32), one worker per core",
+    "tag-torch": "tagger tag --embedding-backend torch, one worker per core (as 0.4.0 ran)",
 }
+BASELINES = ("keybert-1", "keybert-2")  # ratios are against the faster of the two
 
 
 # --- the child side: run one system, report its own timings ----------------------------------
@@ -42,12 +48,14 @@ def child(system: str, source: str, output: str) -> None:
     rows = [json.loads(line) for line in Path(source).read_text(encoding="utf-8").splitlines()]
     texts = [f"{r.get('title') or ''}. {r['abstract']}" for r in rows]
     warm = texts[:4]
-    if system == "keybert":
+    if system.startswith("keybert"):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
         from keybert import KeyBERT
 
         from tagger.embedders import MiniLMEmbedder
 
+        torch.set_num_threads(int(system.split("-")[1]))
         model = KeyBERT(model=MiniLMEmbedder().model)
 
         def run(docs):
@@ -92,11 +100,12 @@ def child(system: str, source: str, output: str) -> None:
 
         run(warm)
     else:  # the full pipeline as the command line runs it: read, tag, write JSONL
-        from tagger import Tagger, tag_files
+        from tagger import Tagger, TaggerConfig, tag_files
         from tagger.readers import read_papers
 
-        workers = int(system.split("-")[1])
-        tagger = Tagger.from_taxonomy()
+        workers = 1 if system == "tag-1" else len(os.sched_getaffinity(0))
+        backend = {"tag-onnx": "onnx", "tag-torch": "torch"}.get(system, "onnx-int8")
+        tagger = Tagger.from_taxonomy(config=TaggerConfig(embedding_backend=backend))
         # warm-up: 2 batches per worker, so that every worker has loaded its models
         first = list(read_papers(source))[:4]
         list(
@@ -218,8 +227,15 @@ def main() -> None:
         type=int,
         action="append",
         default=[],
-        help="also tag this many perturbed records with 2 workers (repeatable)",
+        help="also tag this many perturbed records, default settings (repeatable)",
     )
+    parser.add_argument(
+        "--contention",
+        type=int,
+        default=0,
+        help="time this many abstracts idle and beside a CPU-bound process",
+    )
+    parser.add_argument("--no-starts", action="store_true", help="skip the start-up timings")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
@@ -268,7 +284,11 @@ def main() -> None:
             f"peak RSS {r['rss'] / 2**20:.0f} MiB",
             file=sys.stderr,
         )
-    base = results.get("keybert", {}).get("rate")
+    measured = [system for system in BASELINES if system in results]
+    best = max(measured, key=lambda system: results[system]["rate"]) if measured else None
+    base = results[best]["rate"] if best else None
+    if best:
+        print(f"baseline: {best} (the faster plain KeyBERT setting)\n")
     print("| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for system, r in results.items():
@@ -277,37 +297,91 @@ def main() -> None:
             f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} | {ratio} | {r['load']:.1f} | "
             f"{r['rss'] / 2**20:.0f} | {r['f1@5']:.3f} | {r['f1@10']:.3f} |"
         )
-    one = workdir / "one.jsonl"
-    one.write_text(
-        source.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8"
-    )
-    _, cold, _ = measure(
-        [sys.executable, "-m", "tagger", "tag", str(one), "-o", str(one) + ".out", "--no-progress"]
-    )
-    print(f"\ncold start: `tagger tag` on one abstract, to its line written: {cold:.1f} s")
+    outputs = {s: workdir / f"{s}.jsonl" for s in ("tag", "tag-1") if s in results}
+    if len(outputs) == 2:
+        same = outputs["tag"].read_bytes() == outputs["tag-1"].read_bytes()
+        print(f"\noutput of tag (one worker per core) and tag-1: byte-identical: {same}")
+    if not args.no_starts:
+        starts(workdir, source)
+    if args.contention:
+        contention(workdir, source, args.contention)
     for n in args.synthetic:
-        synthetic = workdir / f"synthetic-{n}.jsonl"
-        with open(synthetic, "w", encoding="utf-8") as handle:
-            for record in perturbed(rows, n):
-                handle.write(json.dumps(record) + "\n")
-        _, wall, peak = measure(
-            [
-                sys.executable,
-                "-m",
-                "tagger",
-                "tag",
-                str(synthetic),
-                "-o",
-                str(workdir / f"synthetic-{n}.out.jsonl"),
-                "--workers",
-                "2",
-                "--no-progress",
-            ]
-        )
-        print(
-            f"\nsynthetic {n:,} records, 2 workers: {wall:.0f} s wall ({n / wall:.1f} records/s "
-            f"including start-up), peak RSS {peak / 2**20:.0f} MiB"
-        )
+        synthetic(workdir, rows, n)
+
+
+def tagger_command(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "tagger", *arguments]
+
+
+def median_wall(command: list[str], times: int = 3) -> float:
+    walls = sorted(measure(command)[1] for _ in range(times))
+    return walls[len(walls) // 2]
+
+
+def starts(workdir: Path, source: Path) -> None:
+    """Cold start (one abstract to its line written), `tagger --help`, and `tagger filter` on a
+    1,000-line tagged file: medians of three, after a run that made the model's export and the
+    area embeddings in the cache; and the very first run, with an empty cache (it exports)."""
+    one = workdir / "one.jsonl"
+    one.write_text(source.read_text(encoding="utf-8").splitlines(keepends=True)[0])
+    run_one = tagger_command("tag", str(one), "-o", str(one) + ".out", "--no-progress")
+    first_cache = workdir / "empty-cache"
+    os.environ["TAGGER_CACHE_DIR"] = str(first_cache)
+    try:
+        _, first, _ = measure(run_one)
+    finally:
+        del os.environ["TAGGER_CACHE_DIR"]
+    measure(run_one)  # the user's cache: made if missing
+    cold = median_wall(run_one)
+    tagged = workdir / "thousand.jsonl"
+    lines = (workdir / "tag.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    if len(lines) < 1000:
+        measure(tagger_command("tag", str(source), "-o", str(tagged), "--no-progress"))
+        lines = tagged.read_text(encoding="utf-8").splitlines(keepends=True)
+    tagged.write_text("".join((lines * 1000)[:1000]), encoding="utf-8")
+    helped = median_wall(tagger_command("--help"))
+    filtered = median_wall(tagger_command("filter", str(tagged), "--area", "rl", "--format", "ids"))
+    print(
+        f"\ncold start, `tagger tag` on one abstract to its line written: {cold:.2f} s "
+        f"(median of 3); the first run ever, exporting the model to ONNX: {first:.1f} s"
+    )
+    print(f"`tagger --help`: {helped:.2f} s; `tagger filter` on 1,000 lines: {filtered:.2f} s")
+
+
+def contention(workdir: Path, source: Path, n: int) -> None:
+    """`tagger tag` (default settings) on ``n`` abstracts idle, then beside a CPU-bound
+    process (a pure-Python busy loop, one core)."""
+    subset = workdir / f"contention-{n}.jsonl"
+    subset.write_text(
+        "".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:n]),
+        encoding="utf-8",
+    )
+    command = tagger_command("tag", str(subset), "-o", str(subset) + ".out", "--no-progress")
+    _, idle, _ = measure(command)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        _, loaded, _ = measure(command)
+    finally:
+        busy.kill()
+        busy.wait()
+    print(
+        f"\n{n} abstracts, default settings: {idle:.1f} s idle, {loaded:.1f} s beside a "
+        f"CPU-bound process: {idle / loaded:.0%} of the idle speed (wall, start-up included)"
+    )
+
+
+def synthetic(workdir: Path, rows: list[dict], n: int) -> None:
+    path = workdir / f"synthetic-{n}.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in perturbed(rows, n):
+            handle.write(json.dumps(record) + "\n")
+    out = workdir / f"synthetic-{n}.out.jsonl"
+    _, wall, peak = measure(tagger_command("tag", str(path), "-o", str(out), "--no-progress"))
+    print(
+        f"\nsynthetic {n:,} records, default settings (one worker per core): {wall:.0f} s wall "
+        f"({n / wall:.1f} records/s including start-up), peak RSS {peak / 2**20:.0f} MiB"
+    )
+    out.unlink()
 
 
 if __name__ == "__main__":
