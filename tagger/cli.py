@@ -235,11 +235,15 @@ def tag(
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
     command with --resume finishes the file as one uninterrupted run would have written it.
     """
+    from . import embedders
     from .pipeline import Tagger
     from .run import tag_files
 
     if run["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
+    if config.embedding_backend != "torch" and not embedders.onnx_exported():
+        where = embedders.cache_dir() or "a temporary directory"
+        _note(f"exporting the model to ONNX, once, into {where} (about 10 s)")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         summary = tag_files(
             tagger,

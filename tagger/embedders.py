@@ -247,8 +247,12 @@ def _quiet_export(target: Path) -> None:
     import logging
     import warnings
 
+    from transformers.utils import logging as hf_logging
+
     from . import onnx_export
 
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
