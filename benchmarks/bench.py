@@ -256,7 +256,7 @@ def main() -> None:
         f"author keywords); {os.cpu_count()} CPUs\n"
     )
     results = {}
-    for system in args.systems.split(","):
+    for system in filter(None, args.systems.split(",")):
         out, wall, peak = measure(
             [
                 sys.executable,
