@@ -1,5 +1,6 @@
-"""Wall time of `tagger tag` with one thread per process against one intra-op thread per core
-(torch's own default), on the same abstracts, in alternating order.
+"""Wall time of `tagger tag --embedding-backend torch --workers 1` with one thread against one
+intra-op thread per core (torch's own default), on the same abstracts, in alternating order.
+(The default backend, ONNX Runtime, always runs one thread per worker, one worker per core.)
 
     python benchmarks/threads.py                 # 128 ICLR 2026 dev abstracts, 2 rounds
 
@@ -27,7 +28,19 @@ def seconds(source: Path, output: Path, threads: str) -> float:
     env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = threads
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "tagger", "tag", str(source), "-o", str(output)],
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "tag",
+            str(source),
+            "-o",
+            str(output),
+            "--embedding-backend",
+            "torch",
+            "--workers",
+            "1",
+        ],
         env=env,
         cwd=HERE,
         check=True,

@@ -241,10 +241,10 @@ def tag(
 
     if run["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
-    if config.embedding_backend != "torch" and not embedders.onnx_exported():
-        where = embedders.cache_dir() or "a temporary directory"
-        _note(f"exporting the model to ONNX, once, into {where} (about 10 s)")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
+        if embedders.export_pending(tagger.embedder):
+            where = embedders.cache_dir() or "a temporary directory"
+            _note(f"exporting the model to ONNX, once, into {where} (about 10 s)")
         summary = tag_files(
             tagger,
             inputs,

@@ -221,10 +221,13 @@ def onnx_model_dir() -> Path:
     return _TEMPORARY_EXPORT
 
 
-def onnx_exported() -> bool:
-    """Whether the ONNX export is ready in the cache (else the first run makes it)."""
+def export_pending(embedder: Embedder) -> bool:
+    """Whether ``embedder`` will export the model to ONNX before its first vector (once: the
+    export is then kept in the cache)."""
+    if not isinstance(embedder, OnnxEmbedder) or embedder.directory is not None:
+        return False
     target = _onnx_cache_entry()
-    return target is not None and (target / "provenance.json").is_file()
+    return target is None or not (target / "provenance.json").is_file()
 
 
 def _onnx_cache_entry() -> Path | None:

@@ -61,9 +61,11 @@ def _LastHiddenState(model):
     return LastHiddenState()
 
 
-def export(out: Path) -> dict:
+def export(out: Path, *, replace: bool = False) -> dict:
     """Write the two ONNX files, the tokenizer and provenance.json into ``out`` (created whole in
-    a temporary directory beside it, then renamed: a reader never sees a half-written export)."""
+    a temporary directory beside it, then renamed: a reader never sees a half-written export).
+    An existing ``out`` is replaced with ``replace``; otherwise, if another process finished it
+    first, that export is kept and this one dropped."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -111,9 +113,15 @@ def export(out: Path) -> dict:
             "files": {name: sha256(work / name) for name in (*FILES.values(), "tokenizer.json")},
         }
         (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-        if out.exists():
+        if replace and out.exists():
             shutil.rmtree(out)
-        os.replace(work, out)
+        try:
+            os.replace(work, out)
+        except OSError:
+            if not (out / "provenance.json").is_file():
+                raise
+            shutil.rmtree(work, ignore_errors=True)  # another process made it first
+            return json.loads((out / "provenance.json").read_text())
         return provenance
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -124,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="directory to write (replaced if it exists)")
     args = parser.parse_args(argv)
-    provenance = export(args.out)
+    provenance = export(args.out, replace=True)
     json.dump(provenance, sys.stdout, indent=2)
     print()
     return 0

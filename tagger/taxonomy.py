@@ -337,7 +337,31 @@ def _decode(raw: bytes, source: str) -> str:
 def _check_size(node: yaml.Node, source: str) -> None:
     """Refuse a document that its aliases expand beyond MAX_YAML_NODES nodes (a 'billion laughs'),
     that nests deeper than MAX_YAML_DEPTH, or whose anchor refers to itself: sizes are counted
-    once per node, so the check costs what the text does, not what it expands to."""
+    once per node, so the check costs what the text does, not what it expands to. A document
+    without aliases (every node met once) is checked in one quick pass."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(node, 1)]
+    while stack:
+        current, level = stack.pop()
+        if id(current) in seen:
+            return _check_expanded_size(node, source)  # an alias: count what it expands to
+        seen.add(id(current))
+        if level > MAX_YAML_DEPTH:
+            line = current.start_mark.line + 1
+            raise TaxonomyError(
+                [f"{source} line {line}: the YAML nests more than {MAX_YAML_DEPTH} levels deep"]
+            )
+        if isinstance(current, yaml.MappingNode):
+            for pair in current.value:
+                stack.append((pair[0], level + 1))
+                stack.append((pair[1], level + 1))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend((kid, level + 1) for kid in current.value)
+    if len(seen) > MAX_YAML_NODES:
+        raise TaxonomyError([f"{source}: more than {MAX_YAML_NODES:,} YAML values"])
+
+
+def _check_expanded_size(node: yaml.Node, source: str) -> None:
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
     on_path: set[int] = set()
