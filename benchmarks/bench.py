@@ -289,8 +289,11 @@ def main() -> None:
     base = results[best]["rate"] if best else None
     if best:
         print(f"baseline: {best} (the faster plain KeyBERT setting)\n")
-    print("| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    if results:
+        print(
+            "| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- |")
     for system, r in results.items():
         ratio = f"{r['rate'] / base:.1f}×" if base else "–"
         print(

@@ -187,7 +187,13 @@ def main() -> None:
 
 @main.command(**_example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", type=OUTPUT, help="Write JSONL here instead of stdout (-).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, allow_dash=True),
+    help="Write JSONL here instead of stdout (-); a name ending in .parquet gets Parquet; with "
+    "--cluster, a directory.",
+)
 @click.option(
     "--format",
     default="auto",
@@ -219,6 +225,27 @@ def main() -> None:
     default=None,
     help="Progress bar on stderr. Default: when stderr is a terminal.",
 )
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Tag on a Dask cluster: a scheduler's address (tcp://host:8786), or local / local:N "
+    "for a LocalCluster of N worker processes here. -o names a directory: one part file per "
+    "partition, errors beside each, and manifest.json.",
+)
+@click.option(
+    "--partition-size",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="With --cluster: records per partition, at most.",
+)
+@click.option(
+    "--part-format",
+    type=click.Choice(["jsonl", "parquet"]),
+    default="jsonl",
+    show_default=True,
+    help="With --cluster: the parts' format.",
+)
 def tag(
     inputs: tuple[str, ...],
     output: Path | None,
@@ -239,8 +266,19 @@ def tag(
     from .pipeline import Tagger
     from .run import tag_files
 
+    cluster, size, part_format = (
+        run.pop("cluster"),
+        run.pop("partition_size"),
+        run.pop("part_format"),
+    )
+    if cluster is not None:
+        return _tag_on_cluster(
+            inputs, output, taxonomy_path, config, format, progress, cluster, size, part_format, run
+        )
     if run["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
+    if output is not None and output.is_dir():
+        raise click.UsageError(f"-o {output} is a directory: name a file (or tag with --cluster)")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         if embedders.export_pending(tagger.embedder):
             where = embedders.cache_dir() or "a temporary directory"
@@ -255,6 +293,53 @@ def tag(
             progress=sys.stderr.isatty() if progress is None else progress,
             **run,
         )
+    click.echo(str(summary), err=True)
+    if summary.rejected:
+        sys.exit(1)
+
+
+def _tag_on_cluster(
+    inputs: tuple[str, ...],
+    output: Path | None,
+    taxonomy_path: Path | None,
+    config: TaggerConfig,
+    format: str,
+    progress: bool | None,
+    cluster: str,
+    size: int,
+    part_format: str,
+    run: dict[str, Any],
+) -> None:
+    from .cluster import tag_on_cluster
+    from .pipeline import Tagger
+
+    if output is None or is_stdio(output):
+        raise click.UsageError("--cluster needs -o DIRECTORY: where the part files go")
+    if run["errors"] is not None:
+        raise click.UsageError(
+            "--cluster writes each partition's rejected records beside its part "
+            "(part-NNNNN.errors.jsonl); --errors is for a local run"
+        )
+    if run["workers"] is not None:
+        raise click.UsageError(
+            "--cluster runs on the cluster's workers; --workers is for a local run"
+        )
+    if "-" in inputs:
+        raise click.UsageError("--cluster reads files (or globs), not stdin")
+    tagger = Tagger.from_taxonomy(taxonomy_path, config)
+    summary = tag_on_cluster(
+        tagger,
+        inputs,
+        output,
+        cluster=cluster,
+        format=None if format == "auto" else format,
+        resume=run["resume"],
+        part_format=part_format,
+        size=size,
+        progress=sys.stderr.isatty() if progress is None else progress,
+        warn=_warning,
+        note=_note,
+    )
     click.echo(str(summary), err=True)
     if summary.rejected:
         sys.exit(1)

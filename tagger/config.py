@@ -84,7 +84,10 @@ class TaggerConfig(Settings):
     )
     doc_words: int = _setting(96, "A paper is embedded by its first this many words.", minimum=1)
     phrase_cache: int = _setting(
-        100_000, "Phrase embeddings kept for reuse across the run.", minimum=0, changes_output=False
+        20_000,
+        "Phrase embeddings kept for reuse across the run (about 1.7 KB each).",
+        minimum=0,
+        changes_output=False,
     )
 
     # --- tags ---

@@ -1,12 +1,21 @@
-"""Tagged output, both ways: written here one whole line per paper, and read back only here.
+"""Tagged output, both ways: written here one whole line per paper (JSON Lines) or one row per
+paper (Parquet), and read back only here.
 
 Every command that reads tagger's output (filter, stats, report, suggest, eval, taxonomy lint
 --corpus, and tag --resume) goes through :func:`read_tagged` and gets back the same
-:class:`~tagger.records.TaggedPaper` the writer was given.
+:class:`~tagger.records.TaggedPaper` the writer was given, from a JSONL file, a Parquet file, or
+a directory of parts (`tagger tag --cluster`).
+
+The Parquet schema (:func:`parquet_schema`): the paper's ``id``, ``title``, ``abstract``,
+``venue``, ``year``; ``keyphrases`` (list of ``{text, score}``); ``tags`` and ``facets`` (lists
+of ``{id, score, path}``); ``areas`` (every area id a tag or facet names, its ancestors
+included: what ``filter --area`` matches); and ``record``, the whole tagged line as JSON, from
+which readers rebuild the record exactly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -59,6 +68,91 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(item) for item in value]
     return value
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    tag = pa.struct([("id", pa.string()), ("score", pa.float64()), ("path", pa.list_(pa.string()))])
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("title", pa.string()),
+            ("abstract", pa.string()),
+            ("venue", pa.string()),
+            ("year", pa.int64()),
+            ("keyphrases", pa.list_(pa.struct([("text", pa.string()), ("score", pa.float64())]))),
+            ("tags", pa.list_(tag)),
+            ("facets", pa.list_(tag)),
+            ("areas", pa.list_(pa.string())),
+            ("record", pa.string()),
+        ]
+    )
+
+
+def parquet_row(record: TaggedPaper, line: bytes) -> dict[str, Any]:
+    """One row of the Parquet schema: a tagged record and its JSON line."""
+    paper = record.paper
+    tags = [{"id": tag.id, "score": tag.score, "path": list(tag.path)} for tag in record.tags]
+    facets = [{"id": tag.id, "score": tag.score, "path": list(tag.path)} for tag in record.facets]
+    areas = sorted({area for tag in record.tags + record.facets for area in tag.path})
+    return {
+        "id": paper.id,
+        "title": paper.title,
+        "abstract": paper.abstract,
+        "venue": paper.venue,
+        "year": paper.year,
+        "keyphrases": [{"text": k.text, "score": k.score} for k in record.keyphrases],
+        "tags": tags,
+        "facets": facets,
+        "areas": areas,
+        "record": line.decode("utf-8").rstrip("\n"),
+    }
+
+
+class ParquetWriter:
+    """Writes tagged records to a Parquet file, a row group every ``group`` records. The file is
+    written under a temporary name beside ``path`` and renamed on :meth:`close`: a killed run
+    leaves no half file (and no resume: rerun it)."""
+
+    def __init__(
+        self, path: str | Path, *, group: int = 1000, temporary: Path | None = None
+    ) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = Path(path)
+        self.temporary = temporary or self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.schema = parquet_schema()
+        self._writer = pq.ParquetWriter(self.temporary, self.schema, compression="zstd")
+        self.group = group
+        self._rows: list[dict[str, Any]] = []
+        self.count = 0
+
+    def write(self, record: TaggedPaper) -> None:
+        self._rows.append(parquet_row(record, dumps(record)))
+        self.count += 1
+        if len(self._rows) >= self.group:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if self._rows:
+            self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self.schema))
+            self._rows = []
+
+    def close(self) -> None:
+        """Write what is left and put the file in place."""
+        self.flush()
+        self._writer.close()
+        os.replace(self.temporary, self.path)
+
+    def discard(self) -> None:
+        """Drop the temporary file (the run failed)."""
+        with contextlib.suppress(OSError):
+            self._writer.close()
+        with contextlib.suppress(OSError):
+            self.temporary.unlink()
 
 
 class JsonlWriter:
@@ -134,13 +228,72 @@ def read_tagged_lines(
     through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
     if is_stdio(source) and stdin is not None:
         return _parse_lines(lines_of(stdin, STDIN_NAME), STDIN_NAME, skip)
+    if not is_stdio(source) and Path(source).is_dir():
+        return _read_parts(Path(source), skip)
+    if not is_stdio(source) and _is_parquet(source):
+        return _parquet_lines(source, skip)
     name = STDIN_NAME if is_stdio(source) else str(source)
     return _parse_lines(read_lines(source), name, skip)
 
 
-def _parse_lines(lines: Iterable[bytes], name: str, skip: Skip | None) -> Iterator[TaggedLine]:
-    read = 0
-    for number, raw in enumerate(lines, start=1):
+def part_files(directory: Path) -> list[Path]:
+    """The parts of a `tagger tag --cluster` output directory, in order."""
+    return sorted(
+        path
+        for path in directory.iterdir()
+        if path.name.startswith("part-")
+        and path.suffix in (".jsonl", ".parquet")
+        and not path.name.endswith(".errors.jsonl")
+    )
+
+
+def _read_parts(directory: Path, skip: Skip | None) -> Iterator[TaggedLine]:
+    parts = part_files(directory)
+    if not parts:
+        raise InputError(
+            "is a directory, not a file, and holds no part files (part-00000.jsonl, ...) of "
+            "`tagger tag --cluster`",
+            source=str(directory),
+        )
+    return (line for part in parts for line in read_tagged_lines(part, skip=skip))
+
+
+def _is_parquet(source: str | Path) -> bool:
+    from .readers import is_parquet
+
+    return is_parquet(source)
+
+
+def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine]:
+    import pyarrow.parquet as pq
+
+    name = str(source)
+    try:
+        table = pq.ParquetFile(source)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a Parquet file it can read: {exc}", source=name) from None
+    if "record" not in table.schema_arrow.names:
+        raise InputError(
+            "a Parquet file without a 'record' column: not tagged output (run `tagger tag`)",
+            source=name,
+        )
+    return _parquet_records(table, name, skip)
+
+
+def _parquet_records(table: Any, name: str, skip: Skip | None) -> Iterator[TaggedLine]:
+    number = 0
+    for batch in table.iter_batches(columns=["record"]):
+        raws = [(value or "").encode("utf-8") + b"\n" for value in batch.column(0).to_pylist()]
+        for raw in raws:
+            number += 1
+            yield from _parse_lines([raw], name, skip, first=number)
+
+
+def _parse_lines(
+    lines: Iterable[bytes], name: str, skip: Skip | None, *, first: int = 1
+) -> Iterator[TaggedLine]:
+    read = first - 1  # rows of a Parquet file come one call each
+    for number, raw in enumerate(lines, start=first):
         if not raw.strip():
             continue
         try:
@@ -218,7 +371,18 @@ def _not_tagged(exc: ValidationError, **where: Any) -> InputError:
 def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:
     """Whether ``source`` (a file, or "-") holds tagged output rather than papers to tag, judged
     by its first non-blank line. For stdin, also the lines to read it from next, the peeked ones
-    included: pass them on as ``stdin=`` so that nothing is read twice or lost."""
+    included: pass them on as ``stdin=`` so that nothing is read twice or lost. A directory is
+    a `tagger tag --cluster` output; a Parquet file is tagged output if it has a 'record'
+    column."""
+    if not is_stdio(source) and Path(source).is_dir():
+        return True, None
+    if not is_stdio(source) and _is_parquet(source):
+        import pyarrow.parquet as pq
+
+        try:
+            return "record" in pq.ParquetFile(source).schema_arrow.names, None
+        except (OSError, ValueError):
+            return False, None  # the papers' reader says what is wrong with it
     lines = read_lines(source)
     head: list[bytes] = []
     for line in lines:

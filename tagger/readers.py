@@ -1,4 +1,5 @@
-"""Read papers from paper-list text, JSON Lines, a JSON array or CSV/TSV; from a file or stdin.
+"""Read papers from paper-list text, JSON Lines, a JSON array, CSV/TSV or Parquet; from a file
+or stdin (all but Parquet).
 
 ``iter_records`` yields one ``Paper`` or ``InputError`` per record, in input order, so one bad
 record does not stop a run; ``read_papers`` raises the first error instead. Problems with the
@@ -25,7 +26,7 @@ from .files import is_stdio, lines_of, open_input
 from .output import is_tagged_object, tagged_from_object
 from .records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
 
-FORMATS = ("text", "jsonl", "json", "csv")
+FORMATS = ("text", "jsonl", "json", "csv", "parquet")
 MAX_JSON_BYTES = 512 * 2**20
 
 
@@ -39,7 +40,9 @@ _FORMAT_OF_SUFFIX = {
     ".tsv": "csv",
     ".txt": "text",
     ".md": "text",
+    ".parquet": "parquet",
 }
+_PARQUET_MAGIC = b"PAR1"
 _ABSTRACT_NAMES = frozenset(name.lower() for name in FIELD_ALIASES["abstract"])
 # Known columns other than the abstract's: an empty cell in one of them means "not given".
 _OPTIONAL_COLUMNS = frozenset(
@@ -84,6 +87,10 @@ def iter_records(
         raise InputError(
             f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(source)
         )
+    if format == "parquet" or (format is None and is_parquet(source)):
+        if is_stdio(source):
+            raise InputError("Parquet cannot be read from stdin: give the file", source=STDIN_NAME)
+        return read_parquet(source)
     if is_stdio(source) and stdin is not None:
         records = _read_stream(lines_of(stdin, STDIN_NAME), STDIN_NAME, "", format)
     else:
@@ -103,6 +110,93 @@ def read_papers(
     return _raise_errors(iter_records(source, format=format, stdin=stdin))
 
 
+def is_parquet(source: str | Path) -> bool:
+    """Whether ``source`` is a Parquet file: by its name, else by its first bytes."""
+    if is_stdio(source):
+        return False
+    if PurePath(source).suffix.lower() == ".parquet":
+        return True
+    try:
+        with open(source, "rb") as handle:
+            return handle.read(4) == _PARQUET_MAGIC
+    except OSError:
+        return False  # iter_records says what is wrong with it
+
+
+def read_parquet(
+    source: str | Path, *, start: int = 0, stop: int | None = None
+) -> Iterator[Paper | InputError]:
+    """The papers of a Parquet file, one per row, rows ``start`` to ``stop`` (0-based, ``stop``
+    excluded): columns are fields, as in JSON Lines. A row that is no paper is an InputError
+    naming its record (row) number, 1-based."""
+    import pyarrow.parquet as pq
+
+    name = str(source)
+    try:
+        table = pq.ParquetFile(source)
+    except FileNotFoundError:
+        raise InputError("no such file", source=name) from None
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+        raise InputError(f"not a Parquet file it can read: {exc}", source=name) from None
+    return _parquet_rows(table, name, start, stop)
+
+
+def _parquet_rows(
+    table: Any, name: str, start: int, stop: int | None
+) -> Iterator[Paper | InputError]:
+    import pyarrow.parquet as pq  # noqa: F401  # imported by read_parquet already
+
+    stop = table.metadata.num_rows if stop is None else stop
+    first = 0  # of the row group
+    for group in range(table.metadata.num_row_groups):
+        rows = table.metadata.row_group(group).num_rows
+        if first + rows > start and first < stop:
+            values = table.read_row_group(group).to_pylist()
+            for offset in range(max(start - first, 0), min(stop - first, rows)):
+                yield _json_paper(_plain(values[offset]), name, record=first + offset + 1)
+        first += rows
+        if first >= stop:
+            break
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet value as JSON would hold it: bytes as text, dates and decimals as strings and
+    numbers (fields that pass through must be writable as JSON)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    try:
+        return float(value)  # Decimal
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def read_line_range(
+    source: str | Path, start: int, end: int, first_line: int
+) -> Iterator[Paper | InputError]:
+    """The records of JSON Lines file ``source`` in bytes ``start`` to ``end`` (both at the
+    start of a line), numbered from ``first_line``: one partition of a big file, read without
+    the rest of it (tagger.cluster plans them)."""
+    name = str(source)
+    try:
+        with open(source, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(end - start)
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", source=name) from None
+    lines = lines_of([data], name)
+    if start == 0:
+        lines = _raw_lines(lines)
+    return _read_jsonl(lines, name, first_line=first_line)
+
+
 def detect_format(name: str, head: bytes) -> str:
     """The format of a file called ``name`` (may be "") whose first bytes are ``head``.
 
@@ -117,6 +211,8 @@ def detect_format(name: str, head: bytes) -> str:
         return "jsonl"
     if suffix in _FORMAT_OF_SUFFIX:
         return _FORMAT_OF_SUFFIX[suffix]
+    if head.startswith(_PARQUET_MAGIC):
+        return "parquet"
     if _JSON_ARRAY_START.match(text):
         return "json"
     if _JSON_OBJECT_START.match(text):
@@ -313,8 +409,10 @@ def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
 # --- JSON Lines and JSON -----------------------------------------------------------------------
 
 
-def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
-    for number, line in enumerate(_text_lines(lines), 1):
+def _read_jsonl(
+    lines: Iterable[bytes], source: str, *, first_line: int = 1
+) -> Iterator[Paper | InputError]:
+    for number, line in enumerate(_text_lines(lines), first_line):
         if not line.strip():
             continue
         problem = _utf8_problem(line)

@@ -23,7 +23,7 @@ from typing import IO
 from .errors import InputError, InputNotice, TaggerError
 from .files import STDIO, check_outputs, is_stdio, open_output
 from .matching import PATTERN_TIMEOUT
-from .output import JsonlWriter, cut_partial_line, dumps, read_tagged
+from .output import JsonlWriter, ParquetWriter, cut_partial_line, dumps, read_tagged
 from .pipeline import Tagger
 from .readers import iter_records
 from .records import Paper, Provenance, TaggedPaper
@@ -71,7 +71,9 @@ def tag_files(
     note: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, "-" or a
-    binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order.
+    binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order; a
+    path ending in ``.parquet`` gets one Parquet row per paper (output.parquet_schema), written
+    whole at the end.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
@@ -96,8 +98,19 @@ def tag_files(
     workers = _usable_workers(workers, warn)
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
+    parquet = path is not None and path.suffix.lower() == ".parquet"
+    if parquet and resume:
+        raise TaggerError(
+            "--resume continues JSONL output; a Parquet file is written whole at the end of a "
+            "run: run it again"
+        )
     with contextlib.ExitStack() as stack:
-        stream = stack.enter_context(_closing(open_output(path, append=resume))) if path else output
+        if parquet:
+            stream = None
+        elif path:
+            stream = stack.enter_context(_closing(open_output(path, append=resume)))
+        else:
+            stream = output
         resumed = _Resume(path, tagger.provenance) if resume else None
         summary.resumed = len(resumed.records) if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
@@ -109,11 +122,13 @@ def tag_files(
 
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
         timeouts = _TimeoutReport(tagger, warn)
-        writer = JsonlWriter(stream)
+        writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
         try:
             for tagged in results:
                 writer.write(tagged)
                 timeouts.check()
+            if parquet:
+                writer.close()
         except BrokenPipeError:
             raise
         except OSError as exc:  # a full disk, a vanished mount
@@ -129,6 +144,8 @@ def tag_files(
             ) from None
         finally:
             summary.tagged = writer.count
+            if parquet and writer.temporary.exists():
+                writer.discard()
         timeouts.finish()
     return summary
 

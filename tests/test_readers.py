@@ -495,10 +495,10 @@ def test_unknown_format(tmp_path: Path) -> None:
     path = tmp_path / "papers.txt"
     path.write_text("An abstract.\n", encoding="utf-8")
     with pytest.raises(
-        InputError, match=r"unknown format 'xml'; choose one of text, jsonl, json, csv"
+        InputError, match=r"unknown format 'xml'; choose one of text, jsonl, json, csv, parquet"
     ):
         iter_records(path, format="xml")
-    assert FORMATS == ("text", "jsonl", "json", "csv")
+    assert FORMATS == ("text", "jsonl", "json", "csv", "parquet")
 
 
 # --- file-level problems -------------------------------------------------------------------------

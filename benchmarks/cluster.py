@@ -1,0 +1,161 @@
+"""`tagger tag --cluster local:2` against `tagger tag --workers 2` on the same synthetic records,
+in one run: throughput, peak RSS per worker process, and the time to the first complete part
+against a local run's time to the same number of lines.
+
+    python benchmarks/cluster.py                 # 20,000 perturbed abstracts, partitions of 2,000
+    python benchmarks/cluster.py --n 4000 --partition-size 1000
+
+Each command is a fresh process (start-up included in its wall time). Peak RSS per worker is the
+largest resident size any single process of the command's tree reached, sampled every 0.2 s,
+excluding the command's own process (the local run's parent or the cluster's client, scheduler
+and nannies, which hold no model); the whole tree's peak is shown too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import perturbed, unique_abstracts  # noqa: E402
+
+
+def processes(root: int) -> dict[int, tuple[int, str]]:
+    """pid -> (resident bytes, command line) of ``root`` and its descendants."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    family, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        family.add(pid)
+        todo.extend(child for child, parent in parents.items() if parent == pid)
+    found = {}
+    for pid in family:
+        try:
+            rss = next(
+                int(line.split()[1]) * 1024
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith("VmRSS:")
+            )
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, StopIteration):
+            continue
+        found[pid] = (rss, command)
+    return found
+
+
+def run(command: list[str], watch: Path | None = None, lines: int = 0) -> dict:
+    """Run a command; sample its tree; note when ``watch`` first holds a complete part (a
+    directory) or ``lines`` lines (a file)."""
+    peak_worker = peak_tree = 0
+    first: float | None = None
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE)
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def sample() -> None:
+        nonlocal peak_worker, peak_tree, first
+        while not stop.is_set():
+            found = processes(proc.pid)
+            peak_tree = max(peak_tree, sum(rss for rss, _ in found.values()))
+            workers = [rss for pid, (rss, _) in found.items() if pid != proc.pid]
+            peak_worker = max([peak_worker, *workers])
+            if first is None and watch is not None and _reached(watch, lines):
+                first = time.perf_counter() - started
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = proc.communicate()
+    wall = time.perf_counter() - started
+    stop.set()
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{command} failed ({proc.returncode}): {stderr.decode()[-2000:]}")
+    return {"wall": wall, "worker": peak_worker, "tree": peak_tree, "first": first}
+
+
+def _reached(watch: Path, lines: int) -> bool:
+    """A part directory with a complete part, or a file with ``lines`` lines."""
+    if watch.is_dir():
+        return bool(list(watch.glob("part-*.done.json")))
+    return watch.is_file() and _count_lines(watch) >= lines
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--partition-size", type=int, default=2_000)
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="tagger-cluster-bench-"))
+    source = work / "synthetic.jsonl"
+    with open(source, "w", encoding="utf-8") as handle:
+        for record in perturbed(unique_abstracts(args.data, 1000), args.n):
+            handle.write(json.dumps(record) + "\n")
+    tagger = [sys.executable, "-m", "tagger", "tag", str(source), "--no-progress"]
+    local = run(
+        [*tagger, "-o", str(work / "local.jsonl"), "--workers", "2"],
+        watch=work / "local.jsonl",
+        lines=args.partition_size,
+    )
+    cluster = run(
+        [
+            *tagger,
+            "-o",
+            str(work / "parts"),
+            "--cluster",
+            "local:2",
+            "--partition-size",
+            str(args.partition_size),
+        ],
+        watch=work / "parts",
+    )
+    parts = sorted((work / "parts").glob("part-*.jsonl"))
+    parts = [p for p in parts if not p.name.endswith(".errors.jsonl")]
+    same = b"".join(p.read_bytes() for p in parts) == (work / "local.jsonl").read_bytes()
+    mib = 2**20
+    print(
+        f"{args.n:,} perturbed abstracts, partitions of {args.partition_size:,}, "
+        f"{os.cpu_count()} CPUs\n"
+    )
+    print(
+        "| run | wall s | records/s | peak RSS, largest worker MiB | peak RSS, whole tree MiB "
+        f"| first {args.partition_size:,} lines complete, s |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, r in (("tagger tag --workers 2", local), ("tagger tag --cluster local:2", cluster)):
+        print(
+            f"| `{name}` | {r['wall']:.1f} | {args.n / r['wall']:.1f} | {r['worker'] / mib:.0f} "
+            f"| {r['tree'] / mib:.0f} | {r['first'] or float('nan'):.1f} |"
+        )
+    print(
+        f"\ncluster / local: throughput {local['wall'] / cluster['wall']:.2f}×, largest worker "
+        f"{cluster['worker'] / local['worker']:.2f}×, first part "
+        f"{(cluster['first'] or 0) / (local['first'] or 1):.2f}×; parts concatenated equal the "
+        f"local output: {same}"
+    )
+
+
+if __name__ == "__main__":
+    main()
