@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .cluster import tag_on_cluster
     from .config import TaggerConfig
     from .errors import InputError, ModelError, TaggerError, TaxonomyError
     from .output import read_tagged
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from .taxonomy import Taxonomy, load_taxonomy
 
 _HOME = {
+    "tag_on_cluster": "cluster",
     "TaggerConfig": "config",
     "InputError": "errors",
     "ModelError": "errors",
@@ -76,5 +78,6 @@ __all__ = [
     "read_papers",
     "read_tagged",
     "tag_files",
+    "tag_on_cluster",
     "__version__",
 ]

@@ -355,11 +355,14 @@ def connect(address: str, warn: Callable[[str], None]):
     if match:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         workers = int(match.group(1)) if match.group(1) else (cores or 1)
+        import importlib.util
+
+        dashboard = ":0" if importlib.util.find_spec("bokeh") else None  # it needs bokeh
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=dashboard,
             silence_logs=40,  # logging.ERROR
         )
         return Client(cluster)
@@ -374,7 +377,7 @@ def tag_on_cluster(
     inputs: Sequence[str],
     directory: str | Path,
     *,
-    cluster: str,
+    cluster: str = "local",
     format: str | None = None,
     resume: bool = False,
     part_format: str = "jsonl",
@@ -384,8 +387,10 @@ def tag_on_cluster(
     note: Callable[[str], None] = print,
     client: Any = None,
 ) -> ClusterSummary:
-    """Tag ``inputs`` into the directory ``directory`` on a Dask cluster (see the module's
-    doc). ``client``: a dask.distributed Client to use instead of connecting to ``cluster``."""
+    """Tag ``inputs`` (files or globs) into the directory ``directory`` on a Dask cluster (see
+    the module's doc): ``cluster`` is a scheduler's address or ``local`` / ``local:N``;
+    ``client``, a dask.distributed Client to use instead. Returns the run's summary; raises
+    TaggerError (or InputError) for what a user must fix, before anything is tagged."""
     from . import embedders
 
     out = Path(directory)
@@ -498,12 +503,14 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
 
 
 def _dashboard(client) -> str | None:
+    """The dashboard's address, when the scheduler serves one (it needs bokeh)."""
+    import importlib.util
+
+    if importlib.util.find_spec("bokeh") is None and getattr(client, "cluster", None):
+        return None  # a LocalCluster here: no bokeh, no dashboard
     try:
-        return (
-            client.dashboard_link
-            if client.scheduler_info().get("services", {}).get("dashboard")
-            else None
-        )
+        services = client.scheduler_info().get("services", {})
+        return client.dashboard_link if "dashboard" in services else None
     except (AttributeError, KeyError, OSError):
         return None
 

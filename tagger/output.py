@@ -7,10 +7,10 @@ Every command that reads tagger's output (filter, stats, report, suggest, eval, 
 a directory of parts (`tagger tag --cluster`).
 
 The Parquet schema (:func:`parquet_schema`): the paper's ``id``, ``title``, ``abstract``,
-``venue``, ``year``; ``keyphrases`` (list of ``{text, score}``); ``tags`` and ``facets`` (lists
-of ``{id, score, path}``); ``areas`` (every area id a tag or facet names, its ancestors
-included: what ``filter --area`` matches); and ``record``, the whole tagged line as JSON, from
-which readers rebuild the record exactly.
+``venue``, ``year``; ``keyphrases`` (list of ``{text, normalized, score}``); ``tags`` and
+``facets`` (lists of ``{id, score, path}``); ``areas`` (every area id a tag or facet names, its
+ancestors included: what ``filter --area`` matches); and ``record``, the whole tagged line as
+JSON, from which readers rebuild the record exactly.
 """
 
 from __future__ import annotations
@@ -81,7 +81,18 @@ def parquet_schema():
             ("abstract", pa.string()),
             ("venue", pa.string()),
             ("year", pa.int64()),
-            ("keyphrases", pa.list_(pa.struct([("text", pa.string()), ("score", pa.float64())]))),
+            (
+                "keyphrases",
+                pa.list_(
+                    pa.struct(
+                        [
+                            ("text", pa.string()),
+                            ("normalized", pa.string()),
+                            ("score", pa.float64()),
+                        ]
+                    )
+                ),
+            ),
             ("tags", pa.list_(tag)),
             ("facets", pa.list_(tag)),
             ("areas", pa.list_(pa.string())),
@@ -102,7 +113,10 @@ def parquet_row(record: TaggedPaper, line: bytes) -> dict[str, Any]:
         "abstract": paper.abstract,
         "venue": paper.venue,
         "year": paper.year,
-        "keyphrases": [{"text": k.text, "score": k.score} for k in record.keyphrases],
+        "keyphrases": [
+            {"text": k.text, "normalized": k.normalized, "score": k.score}
+            for k in record.keyphrases
+        ],
         "tags": tags,
         "facets": facets,
         "areas": areas,

@@ -140,7 +140,7 @@ def _concatenated(directory: Path) -> bytes:
 def test_the_parts_concatenated_are_the_local_output(client, local_run, tagger, tmp_path):
     inputs, local, local_summary = local_run
     summary = tag_on_cluster(
-        tagger, inputs, tmp_path / "out", cluster="-", size=4, client=client, warn=lambda m: None
+        tagger, inputs, tmp_path / "out", size=4, client=client, warn=lambda m: None
     )
     assert _concatenated(tmp_path / "out") == local
     assert (summary.tagged, summary.rejected) == (local_summary.tagged, local_summary.rejected)
@@ -166,7 +166,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(client, local_run,
 
     def run() -> None:
         done["summary"] = tag_on_cluster(
-            tagger, inputs, out, cluster="-", size=2, client=client, warn=lambda m: None
+            tagger, inputs, out, size=2, client=client, warn=lambda m: None
         )
 
     thread = threading.Thread(target=run)
