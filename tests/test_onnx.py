@@ -126,3 +126,14 @@ def test_a_run_with_the_default_backend_never_imports_torch(embedder):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.models
+def test_cached_vectors_are_keyed_by_how_they_were_made(embedder, torch_embedder):
+    """Area embeddings kept on disk are found again only by the same backend, model file and
+    grouping of texts: int8's per-text runs once changed its vectors under the same name."""
+    from tagger.embedders import fingerprint
+
+    int8, fp32 = fingerprint(embedder), fingerprint(OnnxEmbedder(quantised=False))
+    assert "block=1" in int8 and "model_sha256=" in int8
+    assert len({int8, fp32, fingerprint(torch_embedder)}) == 3
