@@ -215,6 +215,7 @@ def _tagger(taxonomy: Taxonomy, config: TaggerConfig, export: str | None):
         from .pipeline import Tagger
 
         threadpool_limits(1)
+        _undo_malloc_trim()
         if config.embedding_backend == "torch":
             import torch
 
@@ -226,6 +227,22 @@ def _tagger(taxonomy: Taxonomy, config: TaggerConfig, export: str | None):
         _TAGGERS.clear()
         _TAGGERS[key] = Tagger(taxonomy, config, embedder=embedder)
     return _TAGGERS[key]
+
+
+def _undo_malloc_trim() -> None:
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also fixes glibc's
+    mmap threshold at 128 KB: every tensor and array above it is mapped and unmapped afresh, and
+    tagging takes 1.44x the CPU (measured: 25.5 against 17.8 s for 300 abstracts). Give glibc
+    its usual thresholds back (LocalClusters started here do not set the variable at all)."""
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: glibc's dynamic threshold's ceiling
+        libc.mallopt(-1, 64 * 2**20)  # M_TRIM_THRESHOLD: twice that, as glibc keeps it
 
 
 def _records(partition: Partition) -> Iterator[Any]:
@@ -357,14 +374,17 @@ def connect(address: str, warn: Callable[[str], None]):
         workers = int(match.group(1)) if match.group(1) else (cores or 1)
         import importlib.util
 
+        import dask
+
         dashboard = ":0" if importlib.util.find_spec("bokeh") else None  # it needs bokeh
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=dashboard,
-            silence_logs=40,  # logging.ERROR
-        )
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            cluster = LocalCluster(  # see _undo_malloc_trim
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=dashboard,
+                silence_logs=40,  # logging.ERROR
+            )
         return Client(cluster)
     try:
         return Client(address, timeout="30s")
