@@ -131,8 +131,8 @@ def child(system: str, source: str, output: str) -> None:
 # --- the parent side ---------------------------------------------------------------------------
 
 
-def tree_rss(root: int) -> int:
-    """Resident bytes of a process and all its descendants."""
+def family(root: int) -> set[int]:
+    """A process and all its descendants, from /proc."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -141,13 +141,18 @@ def tree_rss(root: int) -> int:
                 parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    family, todo = set(), [root]
+    found, todo = set(), [root]
     while todo:
         pid = todo.pop()
-        family.add(pid)
+        found.add(pid)
         todo.extend(child for child, parent in parents.items() if parent == pid)
+    return found
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants."""
     total = 0
-    for pid in family:
+    for pid in family(root):
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

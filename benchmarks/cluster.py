@@ -24,26 +24,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import perturbed, unique_abstracts  # noqa: E402
+from bench import family, perturbed, unique_abstracts  # noqa: E402
 
 
 def processes(root: int) -> dict[int, tuple[int, str]]:
     """pid -> (resident bytes, command line) of ``root`` and its descendants."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    family, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        family.add(pid)
-        todo.extend(child for child, parent in parents.items() if parent == pid)
     found = {}
-    for pid in family:
+    for pid in family(root):
         try:
             rss = next(
                 int(line.split()[1]) * 1024

@@ -33,6 +33,7 @@ from typing import Any
 
 from .config import TaggerConfig
 from .errors import InputError, InputNotice, TaggerError
+from .files import open_input
 from .output import JsonlWriter, ParquetWriter, dumps
 from .readers import iter_records, read_line_range, read_parquet
 from .taxonomy import Taxonomy
@@ -140,13 +141,9 @@ def _format_of(source: str, format: str | None) -> str:
         return format
     if is_parquet(source):
         return "parquet"
-    with open(source, "rb") as handle:  # iter_records has said it can be read
-        head = handle.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        import gzip
-
-        with gzip.open(source, "rb") as handle:
-            head = handle.read(1 << 16)
+    stream, _ = open_input(source)  # gzip read through, as iter_records reads it
+    with stream:
+        head = stream.read(1 << 16)
     return detect_format(Path(source).name.removesuffix(".gz"), head)
 
 
