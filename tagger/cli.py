@@ -298,6 +298,71 @@ def tag(
         sys.exit(1)
 
 
+@main.command(
+    **_example(
+        "tagger retag tagged.jsonl --taxonomy my-taxonomy.yaml -o retagged.jsonl",
+        "tagger diff tagged.jsonl retagged.jsonl",
+    )
+)
+@click.argument("inputs", nargs=-1, required=True, metavar="TAGGED...")
+@click.option(
+    "-o",
+    "--output",
+    type=OUTPUT,
+    help="Write JSONL here instead of stdout (-); a name ending in .parquet gets Parquet.",
+)
+@taxonomy_option
+@click.option(
+    "-w",
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes retagging in parallel (worth it from some 20,000 papers).",
+)
+@click.option(
+    "--errors",
+    type=FILE,
+    help="Write lines that cannot be retagged here as JSONL (source, line, reason).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr. Default: when stderr is a terminal.",
+)
+def retag(
+    inputs: tuple[str, ...],
+    output: Path | None,
+    taxonomy_path: Path | None,
+    workers: int,
+    errors: Path | None,
+    progress: bool | None,
+) -> None:
+    """Tag papers again with another taxonomy, from their tagged output, in seconds.
+
+    TAGGED is `tagger tag` output of this version (JSONL, Parquet, a --cluster directory, or -
+    for stdin). Each line's keyphrases and paper vector are reused, the embedding model is not
+    loaded, and each line written is the one `tagger tag` would write for the paper with
+    --taxonomy. Lines that cannot be retagged (another tagger version, other settings than the
+    first line) are reported like rejected records; the exit code is then 1.
+    """
+    from .run import retag_files
+    from .taxonomy import load_taxonomy
+
+    summary = retag_files(
+        load_taxonomy(taxonomy_path),
+        inputs,
+        output or sys.stdout.buffer,
+        errors=errors,
+        workers=workers,
+        progress=sys.stderr.isatty() if progress is None else progress,
+        warn=_warning,
+    )
+    click.echo(str(summary), err=True)
+    if summary.rejected:
+        sys.exit(1)
+
+
 def _tag_on_cluster(
     inputs: tuple[str, ...],
     output: Path | None,
@@ -502,6 +567,51 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: Sugg
     skipped.exit_if_any()
 
 
+@main.command(
+    name="diff",
+    **_example(
+        "tagger diff tagged.jsonl retagged.jsonl",
+        "tagger diff tagged.jsonl retagged.jsonl --json > changes.json",
+    ),
+)
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Papers to list in the text output (the counts cover all).",
+)
+@json_option
+def diff_(old: str, new: str, limit: int, as_json: bool) -> None:
+    """Show what changed between two taggings of the same papers: per area, the papers that
+    gained and lost it; per paper, the tags gained, lost and rescored, with the evidence that
+    fired or no longer counts. OLD and NEW are tagged output (- for stdin, one of them).
+
+    Exit code 0: no differences in tags or facets; 1: differences; 2: trouble (as diff does).
+    """
+    from .diff import diff_tagged, render
+
+    skipped = _Skipped()
+    try:
+        result = diff_tagged(old, new, skip=skipped)
+    except TaggerError as exc:
+        for line in str(exc).splitlines():
+            click.echo(f"Error: {line}", err=True)
+        sys.exit(2)
+    if result.shared == 0 and (result.only_old or result.only_new):
+        _warning(f"{old} and {new} have no paper id in common: are they the same papers?")
+    if as_json:
+        _print_json(result.as_dict())
+    else:
+        click.echo(render(result, limit=limit), nl=False)
+    if skipped.count:  # trouble: the counts miss the lines skipped
+        click.echo(f"{skipped.count:,} line{'s' * (skipped.count > 1)} skipped", err=True)
+        sys.exit(2)
+    sys.exit(1 if result.differs else 0)
+
+
 @main.command(**_example("tagger schema > tagged.schema.json"))
 def schema() -> None:
     """Print the JSON Schema of one line of `tagger tag` output."""
@@ -512,7 +622,7 @@ def schema() -> None:
 
 @main.group(**_example("tagger taxonomy check"))
 def taxonomy() -> None:
-    """Work with taxonomy files: check one, or lint it."""
+    """Work with taxonomy files: check one, lint it, or show the taxonomy an overlay makes."""
 
 
 @taxonomy.command(**_example("tagger taxonomy check --taxonomy my-taxonomy.yaml"))
@@ -524,6 +634,28 @@ def check(taxonomy_path: Path | None) -> None:
     loaded = load_taxonomy(taxonomy_path)
     click.echo(loaded.render_tree(), nl=False)
     click.echo(f"{loaded.summary()}: OK", err=True)
+
+
+@taxonomy.command(
+    **_example(
+        "tagger taxonomy show --taxonomy my-overlay.yaml > effective.yaml",
+        "tagger taxonomy show --taxonomy my-overlay.yaml --json | sha256sum",
+    )
+)
+@taxonomy_option
+@json_option
+def show(taxonomy_path: Path | None, as_json: bool) -> None:
+    """Print the effective taxonomy: an overlay applied to what it extends, as one YAML file
+    that loads to the same taxonomy. --json prints the one line of JSON whose sha256 tagged
+    lines record as their taxonomy's (provenance.taxonomy_sha256)."""
+    from .taxonomy import load_taxonomy
+
+    loaded = load_taxonomy(taxonomy_path)
+    if as_json:
+        sys.stdout.buffer.write(loaded.canonical())
+    else:
+        click.echo(f"# {loaded.summary()}, sha256 {loaded.sha256}")
+        click.echo(loaded.to_yaml(), nl=False)
 
 
 @taxonomy.command(

@@ -332,33 +332,53 @@ def cache_dir() -> Path | None:
     return Path(base) / "tagger"
 
 
+MAX_LASTING = 50_000  # texts kept per model: a taxonomy has a few hundred areas
+
+
 def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str) -> np.ndarray:
-    """``embedder.embed(texts)``, kept on disk under a hash of ``fingerprint`` (which must name
-    the model and its weights) and the texts: the taxonomy's area descriptions are the same in
-    every run, and embedding them costs seconds. A cache that cannot be read or written is
-    ignored; a file is written whole under a temporary name, then renamed."""
+    """``embedder.embed(texts)``, each vector kept on disk under a hash of ``fingerprint``
+    (which must name the model and its weights) and its text: the taxonomy's area descriptions
+    are the same in every run, embedding them costs seconds, and a taxonomy that adds an area
+    embeds that one alone (a vector depends on its text alone: _BlockEmbedder). A cache that
+    cannot be read or written is ignored; the file is written whole under a temporary name,
+    then renamed."""
     where = cache_dir()
-    key = hashlib.sha256(json.dumps([fingerprint, list(texts)]).encode("utf-8")).hexdigest()
-    path = where / f"embeddings-{key[:32]}.npy" if where else None
-    if path is not None:
-        try:
-            vectors = np.load(path, allow_pickle=False)
-            if vectors.dtype == np.float32 and vectors.ndim == 2 and len(vectors) == len(texts):
-                return vectors
-        except (OSError, ValueError, EOFError):
-            pass
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
-    if path is not None:
-        temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(temporary, "wb") as file:
-                np.save(file, vectors, allow_pickle=False)
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-    return vectors
+    model = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()[:32]
+    path = where / f"vectors-{model}.npz" if where else None
+    keys = [hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts]
+    known = _read_lasting(path) if path is not None else {}
+    missing = sorted(
+        {key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items()
+    )
+    if missing:
+        made = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
+        known.update(zip([key for key, _ in missing], made, strict=True))
+        if path is not None:
+            _write_lasting(path, dict(list(known.items())[-MAX_LASTING:]))
+    return np.stack([known[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
+
+
+def _read_lasting(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            keys, rows = stored["keys"], stored["vectors"]
+        if rows.dtype == np.float32 and rows.ndim == 2 and len(keys) == len(rows):
+            return dict(zip(keys.tolist(), rows, strict=True))
+    except (OSError, ValueError, KeyError, EOFError):
+        pass
+    return {}
+
+
+def _write_lasting(path: Path, known: dict[str, np.ndarray]) -> None:
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "wb") as file:
+            np.savez(file, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def fingerprint(embedder: Embedder) -> str | None:

@@ -97,13 +97,17 @@ def lint_taxonomy(
         if warn is not None:
             records = same_taxonomy(records, taxonomy, warn, str(corpus))
         linter.corpus(records, Path(corpus).name)
-    return sorted(linter.findings, key=lambda f: f.line or 0)
+    return sorted(linter.findings, key=lambda f: (f.source != str(path), f.source, f.line or 0))
 
 
 def _structural(problem: str, source: str) -> Finding:
-    """A load error ('t.yaml line 8: area id 'rl' is used twice ...') as a Finding."""
-    match = re.match(rf"{re.escape(source)}(?: line (\d+))?: (.*)", problem, re.DOTALL)
-    line, message = (int(match[1]) if match[1] else None, match[2]) if match else (None, problem)
+    """A load error ('t.yaml line 8: area id 'rl' is used twice ...') as a Finding, in the
+    file it names (an overlay's problem may be in the taxonomy it extends)."""
+    match = re.match(r"(.*?) line (\d+): (.*)", problem, re.DOTALL)
+    if match:
+        source, line, message = match[1], int(match[2]), match[3]
+    else:
+        line, message = None, problem.removeprefix(f"{source}: ")
     area = re.match(r"area (?:id )?'([^']*)'", message)
     return Finding("error", line, area[1] if area else None, message, source)
 
@@ -111,15 +115,22 @@ def _structural(problem: str, source: str) -> Finding:
 class _Linter:
     def __init__(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
-        self.line_of = taxonomy.line_of
         self.findings: list[Finding] = []
 
     def warn(self, area: str, message: str, *where: Any) -> None:
-        """A warning about ``area``, on the line of ``where`` inside it ('aliases', 2) if given."""
-        line = self.line_of(area, *where)
-        self.findings.append(
-            Finding("warning", line, area, f"area {area!r}: {message}", self.taxonomy.source)
-        )
+        """A warning about ``area``, on the line of ``where`` inside it ('aliases', 2) if given:
+        in the file that line is in (an overlay, or the taxonomy it extends)."""
+        at = self.taxonomy.origin(area, *where)
+        source, line = (at.source, at.line) if at else (self.taxonomy.source, None)
+        self.findings.append(Finding("warning", line, area, f"area {area!r}: {message}", source))
+
+    def place(self, area: str, *where: Any, beside: tuple[Any, ...]) -> str:
+        """'line 40' of a node, in a finding about the node ``beside`` (area, field, index);
+        'other.yaml line 40' when the two were written in different files."""
+        found, here = self.taxonomy.origin(area, *where), self.taxonomy.origin(*beside)
+        if found is None:
+            return "line ?"
+        return f"line {found.line}" if here and here.source == found.source else str(found)
 
     def shared_phrases(self) -> None:
         """An alias or cue whose normalised words are another area's alias or cue (of the same
@@ -133,11 +144,14 @@ class _Linter:
                 if other.area == rule.area:
                     continue
                 kind = "its ancestor" if other.area in self.taxonomy.path(rule.area) else "area"
+                there = self.place(
+                    other.area, other.field, other.index, beside=(rule.area, rule.field, rule.index)
+                )
                 self.warn(
                     rule.area,
                     f"{rule.kind} {rule.text!r} is also the {other.kind} "
                     f"{other.text!r} of {kind} {other.area!r} "
-                    f"(line {self.line_of(other.area, other.field, other.index)}) "
+                    f"({there}) "
                     "(keep it in one area)",
                     rule.field,
                     rule.index,
@@ -154,10 +168,11 @@ class _Linter:
             for k, acronym in enumerate(area.acronyms):
                 if acronym in owner and owner[acronym][0] != area.id:
                     other, other_k = owner[acronym]
+                    there = self.place(other, "acronyms", other_k, beside=(area.id, "acronyms", k))
                     self.warn(
                         area.id,
                         f"acronym {acronym!r} is also an acronym of area {other!r} "
-                        f"(line {self.line_of(other, 'acronyms', other_k)}) "
+                        f"({there}) "
                         "(keep it in one area, or write the long forms as aliases)",
                         "acronyms",
                         k,

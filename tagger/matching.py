@@ -13,7 +13,7 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import regex
 
@@ -83,8 +83,10 @@ class RuleSet:
     read; the word tokenisation behind them is :func:`tagger.text.tokenize_phrase`, here only.
     """
 
-    def __init__(self, taxonomy: Taxonomy, *, spacy_model: str = DEFAULT_SPACY_MODEL) -> None:
-        nlp = load_spacy(spacy_model)
+    def __init__(
+        self, taxonomy: Taxonomy, *, spacy_model: str = DEFAULT_SPACY_MODEL, nlp: Any = None
+    ) -> None:
+        nlp = nlp if nlp is not None else load_spacy(spacy_model)
         self.taxonomy = taxonomy
         rules: list[Rule] = []
         phrases: dict[tuple[str, ...], list[Rule]] = defaultdict(list)

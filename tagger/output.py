@@ -218,6 +218,7 @@ class TaggedLine:
     number: int  # 1-based line number
     raw: bytes  # the line as in the file, ending in a newline
     record: TaggedPaper
+    source: str = ""  # the file's name, as messages give it
 
 
 Skip = Callable[[InputError], None]
@@ -326,7 +327,7 @@ def _parse_lines(
             skip(error)
             continue
         read += 1
-        yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n", record)
+        yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n", record, name)
 
 
 def same_taxonomy(

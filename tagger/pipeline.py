@@ -11,10 +11,11 @@ from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from itertools import chain, islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from . import embedders
+from . import embedders, vectors
 from .config import TaggerConfig
 from .errors import TaggerError
 from .keyphrases import KeyphraseExtractor
@@ -56,6 +57,7 @@ class Tagger:
         self._own_embedder = embedder
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
         self._worker_timeouts: Counter[tuple[str, str]] = Counter()
+        self._retagging = False
 
     @classmethod
     def from_taxonomy(
@@ -76,11 +78,13 @@ class Tagger:
 
     @cached_property
     def nlp(self):
-        return load_spacy(self.config.spacy_model)
+        """spaCy: the whole pipeline to tag; to retag, its tokenizer and sentencizer alone
+        (what the rules read: words and sentences, not parts of speech)."""
+        return load_spacy(self.config.spacy_model, tagging=not self._retagging)
 
     @cached_property
     def rules(self) -> RuleSet:
-        return RuleSet(self.taxonomy, spacy_model=self.config.spacy_model)
+        return RuleSet(self.taxonomy, nlp=self.nlp)
 
     @cached_property
     def keyphrases(self) -> KeyphraseExtractor:
@@ -92,13 +96,14 @@ class Tagger:
 
     @cached_property
     def area_vectors(self) -> np.ndarray:
-        """One unit row per area of the taxonomy: the embedding of what the area is about (kept
-        on disk for the shipped model: embedders.lasting_embed)."""
+        """One int16 row per area of the taxonomy (vectors.area_codes): the embedding of what
+        the area is about (kept on disk for the shipped model, text by text: a taxonomy that
+        adds an area embeds that one alone; embedders.lasting_embed)."""
         texts = [_prototype(area) for area in self.taxonomy.areas]
         known = embedders.fingerprint(self.embedder)
         if known is None:
-            return _unit(self.embedder.embed(texts))
-        return _unit(embedders.lasting_embed(self.embedder, texts, fingerprint=known))
+            return vectors.area_codes(self.embedder.embed(texts))
+        return vectors.area_codes(embedders.lasting_embed(self.embedder, texts, fingerprint=known))
 
     @cached_property
     def provenance(self) -> Provenance:
@@ -131,19 +136,33 @@ class Tagger:
         ``2 * workers`` batches are in flight, so memory stays flat on any input size. Papers
         that fit in one batch are tagged here: starting workers would take longer.
         """
+        return self._many(papers, workers, self.config.batch_size, "tag_many")
+
+    def retag_many(
+        self, records: Iterable[TaggedPaper], *, workers: int = 1
+    ) -> Iterator[TaggedPaper]:
+        """:meth:`retag_batch` over tagged records, lazily, in order, in ``workers`` processes
+        as :meth:`tag_many` does it (a Tagger made with :meth:`for_retag`)."""
+        return self._many(records, workers, RETAG_BATCH, "retag_many")
+
+    def _many(self, items: Iterable[Any], workers: int, size: int, name: str) -> Iterator[Any]:
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(
-                "The 'workers' parameter of Tagger.tag_many must be an int >= 1. "
+                f"The 'workers' parameter of Tagger.{name} must be an int >= 1. "
                 f"Got {workers!r} instead."
             )
         if workers > 1 and self._own_embedder is not None:
             raise ValueError(
-                "Tagger.tag_many(workers > 1) starts each worker from the "
+                f"Tagger.{name}(workers > 1) starts each worker from the "
                 "configuration, so it cannot use an embedder object passed to the "
                 "Tagger; use workers=1, or name the model in "
                 "TaggerConfig.embedding_model"
             )
-        batches = _batches(papers, self.config.batch_size)
+        return self._batched(items, workers, size)
+
+    def _batched(self, items: Iterable[Any], workers: int, size: int) -> Iterator[Any]:
+        run = self.retag_batch if self._retagging else self.tag_batch
+        batches = _batches(items, size)
         if workers > 1 and self._workers is None:
             first = list(islice(batches, 2))
             if len(first) < 2:  # one batch: starting workers would cost more than it saves
@@ -151,7 +170,7 @@ class Tagger:
             batches = chain(first, batches)
         if workers == 1:
             for batch in batches:
-                yield from self.tag_batch(batch)
+                yield from run(batch)
             return
         pool = self._pool(workers)
         pending: deque = deque()
@@ -170,19 +189,30 @@ class Tagger:
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
-        results = []
-        for paper, read in zip(papers, self._read(papers), strict=True):
-            tags, facets = read.tags()
-            results.append(
-                TaggedPaper(
-                    paper=paper,
-                    keyphrases=read.keyphrases,
-                    tags=tags,
-                    facets=facets,
-                    provenance=self.provenance,
-                )
-            )
-        return results
+        return [read.tagged() for read in self._read(papers)]
+
+    def retag_batch(self, records: list[TaggedPaper]) -> list[TaggedPaper]:
+        """Tag papers again from their tagged lines, with this tagger's taxonomy: their stored
+        keyphrases and vector stand in for the models, and spaCy only splits words and
+        sentences. The result is what :meth:`tag_batch` gives for the same papers with this
+        taxonomy, byte for byte, if the lines were written by this version of tagger with this
+        configuration (``tagger.retag`` checks that before it calls this)."""
+        papers = [record.paper for record in records]
+        _, analyses = self._analyse(papers)
+        stored = [record.vector or "" for record in records]
+        return [
+            read.tagged()
+            for read in self._reads(papers, analyses, [r.keyphrases for r in records], stored)
+        ]
+
+    @classmethod
+    def for_retag(cls, taxonomy: Taxonomy, config: TaggerConfig | None = None) -> Tagger:
+        """A Tagger that only retags (:meth:`retag_batch`): it loads spaCy without its
+        part-of-speech tagger, and the embedding model only if an area's description is not in
+        the cache."""
+        tagger = cls(taxonomy, config)
+        tagger._retagging = True
+        return tagger
 
     def candidates(self, papers: list[Paper]) -> list[list[Candidate]]:
         """Every candidate area of each paper, with the features the weigher reads (what
@@ -207,13 +237,26 @@ class Tagger:
 
     def _read(self, papers: list[Paper]) -> list[_Read]:
         texts, analyses = self._analyse(papers)
-        vectors = self.keyphrases.embed_papers(texts)
-        keyphrases = self.keyphrases.extract(texts, analyses, vectors)
+        embedded = self.keyphrases.embed_papers(texts)
+        keyphrases = self.keyphrases.extract(texts, analyses, embedded)
+        return self._reads(papers, analyses, keyphrases, [vectors.encode(v) for v in embedded])
+
+    def _reads(
+        self,
+        papers: list[Paper],
+        analyses: list[Analysis],
+        keyphrases: list[list[Keyphrase]],
+        stored: list[str],
+    ) -> list[_Read]:
+        """Each paper as the rules and the weigher see it; its similarity to each area comes
+        from its vector as stored (vectors.cosines), so that retag reads what tag read."""
         ids = [area.id for area in self.taxonomy.areas]
-        similarities = _unit(vectors) @ self.area_vectors.T
+        similarities = vectors.cosines(stored, self.area_vectors) if papers else []
         return [
-            _Read(self, analysis, phrases, dict(zip(ids, row.tolist(), strict=True)))
-            for analysis, phrases, row in zip(analyses, keyphrases, similarities, strict=True)
+            _Read(self, *found, dict(zip(ids, row.tolist(), strict=True)))
+            for found, row in zip(
+                zip(papers, analyses, keyphrases, stored, strict=True), similarities, strict=True
+            )
         ]
 
     def _pool(self, workers: int):
@@ -227,11 +270,14 @@ class Tagger:
             _check_memory(workers, self.config.embedding_backend)
             # spawn, not fork: forking a process that runs torch can hang
             context = multiprocessing.get_context("spawn")
+            # a retagging worker gets the area vectors made (the model is not loaded for them
+            # if they were made before), a tagging worker the ONNX export
+            made = (self.area_vectors, None) if self._retagging else (None, self._export())
             pool = ProcessPoolExecutor(
                 workers,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(self.taxonomy, self.config, os.getpid(), self._export()),
+                initargs=(self.taxonomy, self.config, os.getpid(), *made),
             )
             self._workers = (workers, pool)
         return self._workers[1]
@@ -260,9 +306,22 @@ class _Read:
     """One paper as the rules and the weigher see it."""
 
     tagger: Tagger
+    paper: Paper
     analysis: Analysis
     keyphrases: list[Keyphrase]
+    vector: str  # the paper's embedding as stored (vectors.encode)
     similarity: dict[str, float]  # cosine of the paper's opening and each area's description
+
+    def tagged(self) -> TaggedPaper:
+        tags, facets = self.tags()
+        return TaggedPaper(
+            paper=self.paper,
+            keyphrases=self.keyphrases,
+            tags=tags,
+            facets=facets,
+            provenance=self.tagger.provenance,
+            vector=self.vector,
+        )
 
     def tags(self) -> tuple[list[AreaTag], list[AreaTag]]:
         """Its topic tags and its facet tags."""
@@ -300,12 +359,6 @@ def _prototype(area: Area) -> str:
     return f"{area.name}: {area.description} ({', '.join(area.aliases[:8])})"
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1.0, norms)
-
-
 def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
     papers = iter(papers)
     while batch := list(islice(papers, size)):
@@ -333,6 +386,10 @@ def _check_memory(workers: int, backend: str) -> None:
         )
 
 
+# Papers retagged together: retagging one costs a few milliseconds, so batches are larger than
+# tagging's, to spend little on sending them to workers.
+RETAG_BATCH = 256
+
 # spaCy runs its tagger over this many texts at once: its default (1,000, so a whole batch of
 # papers) holds about 260 MB of activations for 64 abstracts, 16 about 75 MB, and is faster.
 _SPACY_BATCH = 16
@@ -341,11 +398,16 @@ _worker_tagger: Tagger | None = None
 
 
 def _start_worker(
-    taxonomy: Taxonomy, config: TaggerConfig, parent: int, export: Path | None
+    taxonomy: Taxonomy,
+    config: TaggerConfig,
+    parent: int,
+    area_vectors: np.ndarray | None,
+    export: Path | None,
 ) -> None:
     """Runs once in each worker process: one thread each, so workers do not fight for cores, and
-    a life no longer than the parent's, however the parent ends (even kill -9). ``export``: the
-    ONNX model's directory, made by the parent."""
+    a life no longer than the parent's, however the parent ends (even kill -9). A worker that
+    retags gets ``area_vectors``; one that tags, ``export``: the ONNX model's directory, made
+    by the parent."""
     global _worker_tagger
     import signal
 
@@ -358,6 +420,10 @@ def _start_worker(
         import torch
 
         torch.set_num_threads(1)
+    if area_vectors is not None:
+        _worker_tagger = Tagger.for_retag(taxonomy, config)
+        _worker_tagger.__dict__["area_vectors"] = area_vectors
+        return
     embedder = embedders.make_embedder(
         config.embedding_model, config.embedding_backend, directory=export
     )
@@ -388,7 +454,10 @@ def _end_with_parent(parent: int) -> None:
 
 def _tag_in_worker(batch: list[Paper]) -> tuple[list[TaggedPaper], Counter[tuple[str, str]]]:
     assert _worker_tagger is not None, "worker was not started with _start_worker"
-    results = _worker_tagger.tag_batch(batch)
+    if _worker_tagger._retagging:
+        results = _worker_tagger.retag_batch(batch)
+    else:
+        results = _worker_tagger.tag_batch(batch)
     timeouts = Counter(_worker_tagger.rules.timeouts)
     _worker_tagger.rules.timeouts.clear()
     return results, timeouts

@@ -229,3 +229,10 @@ class TaggedPaper(BaseModel):
         "best score first.",
     )
     provenance: Provenance
+    vector: str | None = Field(
+        default=None,
+        description="The paper's embedding (its title and opening, as tagger embeds them), "
+        "384 int8 values scaled to a largest magnitude of 127, base64: what `tagger retag` "
+        "reads to score the areas of another taxonomy without the embedding model "
+        "(tagger 0.6.0 on).",
+    )

@@ -20,13 +20,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from . import vectors
+from .config import TaggerConfig
 from .errors import InputError, InputNotice, TaggerError
 from .files import STDIO, check_outputs, is_stdio, open_output
 from .matching import PATTERN_TIMEOUT
-from .output import JsonlWriter, ParquetWriter, cut_partial_line, dumps, read_tagged
-from .pipeline import Tagger
+from .output import (
+    JsonlWriter,
+    ParquetWriter,
+    TaggedLine,
+    cut_partial_line,
+    dumps,
+    read_tagged,
+    read_tagged_lines,
+)
+from .pipeline import Tagger, tagger_version
 from .readers import iter_records
 from .records import Paper, Provenance, TaggedPaper
+from .taxonomy import Taxonomy
 
 
 class RunWarning(UserWarning):
@@ -43,9 +54,10 @@ class RunSummary:
     duplicates: int = 0  # papers whose id an earlier paper of the run had
     output: str | None = None  # None when writing to a stream
     errors: str | None = None
+    verb: str = "tagged"  # what the run did to the papers: tagged, retagged
 
     def __str__(self) -> str:
-        text = f"tagged {self.tagged:,} papers" + (f" to {self.output}" if self.output else "")
+        text = f"{self.verb} {self.tagged:,} papers" + (f" to {self.output}" if self.output else "")
         if self.resumed:
             text += f" after the {self.resumed:,} already there"
         if self.duplicates:
@@ -121,33 +133,169 @@ def tag_files(
             from tqdm import tqdm
 
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
-        timeouts = _TimeoutReport(tagger, warn)
-        writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
-        try:
-            for tagged in results:
-                writer.write(tagged)
-                timeouts.check()
-            if parquet:
-                writer.close()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:  # a full disk, a vanished mount
-            where = f"write {path}" if path else "write the output"
-            hint = (
-                "fix this and run the same command with --resume to continue"
-                if path
-                else "write to a file with -o FILE to be able to resume"
-            )
-            raise TaggerError(
-                f"cannot {where}: {exc.strerror or exc}. The {writer.count:,} lines written are "
-                f"complete; {hint}"
-            ) from None
-        finally:
-            summary.tagged = writer.count
-            if parquet and writer.temporary.exists():
-                writer.discard()
-        timeouts.finish()
+        _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
     return summary
+
+
+def retag_files(
+    taxonomy: Taxonomy,
+    inputs: Sequence[str | Path],
+    output: str | Path | IO[bytes],
+    *,
+    errors: str | Path | None = None,
+    workers: int | None = 1,
+    progress: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Tag the papers of tagged output again with ``taxonomy``, without the embedding model:
+    each line's keyphrases and vector are reused, and the line written is the one `tagger tag`
+    writes for the same paper with that taxonomy. ``inputs``: tagged files (JSONL, Parquet or
+    part directories, "-" for stdin), in order; ``output`` as for :func:`tag_files`.
+
+    Only lines written by this version of tagger can be retagged, all with the same models and
+    settings (those of the first line, which the run takes over); a line that cannot be (another
+    version, other settings, no vector, not tagged output) is reported like a rejected record:
+    passed to ``warn``, written to ``errors``, counted in the summary.
+    """
+    warn = warn or _warn
+    if is_stdio(output):
+        output = sys.stdout.buffer
+    path = None if hasattr(output, "write") else Path(output)
+    stdout = STDIO if output is sys.stdout.buffer else None
+    check_outputs({"the output": path or stdout, "the errors report": errors}, inputs)
+    for source in inputs:
+        if not is_stdio(source) and not Path(source).exists():
+            raise InputError("no such file", source=str(source))
+    workers = _usable_workers(workers, warn)
+    summary = RunSummary(
+        output=str(path) if path else None, errors=str(errors) if errors else None, verb="retagged"
+    )
+    with contextlib.ExitStack() as stack:
+        report = stack.enter_context(_closing(open_output(errors))) if errors else None
+
+        def reject(error: InputError) -> None:
+            summary.rejected += 1
+            warn(f"skipped {error}")
+            if report:
+                where = {"source": error.source, "line": error.line, "record": error.record}
+                report.write(dumps({**where, "id": error.record_id, "reason": error.reason}))
+
+        lines = itertools.chain.from_iterable(read_tagged_lines(s, skip=reject) for s in inputs)
+        first, lines = _first_retaggable(lines, reject)
+        if first is None:
+            return summary  # nothing to retag: every line was reported
+        config = TaggerConfig(**first.record.provenance.settings)
+        tagger = stack.enter_context(Tagger.for_retag(taxonomy, config))
+        records = _retaggable(itertools.chain([first], lines), tagger.provenance, reject)
+        results: Iterable[TaggedPaper] = tagger.retag_many(records, workers=workers)
+        if progress:
+            from tqdm import tqdm
+
+            results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+        if path is None:
+            stream = output
+        elif path.suffix.lower() != ".parquet":
+            stream = stack.enter_context(_closing(open_output(path)))
+        else:
+            stream = None  # written whole by _write
+        _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
+    return summary
+
+
+def _first_retaggable(
+    lines: Iterator[TaggedLine], reject: Callable[[InputError], None]
+) -> tuple[TaggedLine | None, Iterator[TaggedLine]]:
+    """The first line this version can retag (the run takes its settings), the others before it
+    rejected, and the lines after it."""
+    for line in lines:
+        problem = _not_retaggable(line, None)
+        if problem is None:
+            return line, lines
+        reject(problem)
+    return None, lines
+
+
+def _retaggable(
+    lines: Iterable[TaggedLine], provenance: Provenance, reject: Callable[[InputError], None]
+) -> Iterator[TaggedPaper]:
+    for line in lines:
+        problem = _not_retaggable(line, provenance)
+        if problem is None:
+            yield line.record
+        else:
+            reject(problem)
+
+
+def _not_retaggable(line: TaggedLine, provenance: Provenance | None) -> InputError | None:
+    """Why a tagged line cannot be retagged to the bytes `tagger tag` would write, if it
+    cannot: written by another version, with other models or settings than ``provenance``
+    (the run's; taxonomies may differ, that is the point), or without a vector."""
+    record, why = line.record, None
+    written = record.provenance
+    if written.tagger_version != tagger_version():
+        why = (
+            f"it was tagged by tagger {written.tagger_version}, and retag reuses what this "
+            f"version ({tagger_version()}) stores; tag the papers again"
+        )
+    elif record.vector is None:
+        why = "it holds no paper vector; tag the papers again"
+    elif provenance is not None:
+        same = {"taxonomy_version": "", "taxonomy_sha256": ""}
+        if written.model_copy(update=same) != provenance.model_copy(update=same):
+            why = (
+                f"{_differences(written, provenance).replace('this run', 'the first line')}; "
+                "retag files tagged alike together"
+            )
+    if why is None:
+        try:
+            vectors.decode(record.vector)
+        except ValueError as exc:
+            why = f"'vector': {exc}"
+    if why is None:
+        return None
+    return InputError(
+        f"cannot retag: {why}",
+        source=line.source,
+        line=line.number,
+        record_id=record.paper.id,
+    )
+
+
+def _write(
+    results: Iterable[TaggedPaper],
+    path: Path | None,
+    stream: IO[bytes] | None,
+    summary: RunSummary,
+    timeouts: _TimeoutReport,
+) -> None:
+    """Write the results: JSONL lines to ``stream``, or a Parquet file at ``path`` (written
+    whole at the end); a failed write says how many lines are complete."""
+    parquet = path is not None and path.suffix.lower() == ".parquet"
+    writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
+    try:
+        for tagged in results:
+            writer.write(tagged)
+            timeouts.check()
+        if parquet:
+            writer.close()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, a vanished mount
+        where = f"write {path}" if path else "write the output"
+        hint = (
+            "fix this and run the same command with --resume to continue"
+            if path
+            else "write to a file with -o FILE to be able to resume"
+        )
+        raise TaggerError(
+            f"cannot {where}: {exc.strerror or exc}. The {writer.count:,} lines written are "
+            f"complete; {hint}"
+        ) from None
+    finally:
+        summary.tagged = writer.count
+        if parquet and writer.temporary.exists():
+            writer.discard()
+    timeouts.finish()
 
 
 def _papers(

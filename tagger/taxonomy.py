@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -58,6 +59,48 @@ def default_taxonomy_path() -> Path:
         if installed.is_file()
         else Path(__file__).resolve().parent.parent / "taxonomy.yaml"
     )
+
+
+def _patterns_compile(value: list[str]) -> list[str]:
+    for pattern in value:
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise ValueError(
+                f"regular expression {pattern[:40]!r}... is {len(pattern):,} characters long; "
+                f"patterns may have up to {MAX_PATTERN_CHARS:,}"
+            )
+        try:
+            regex.compile(pattern)
+        except regex.error as exc:
+            raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
+    return value
+
+
+def _acronyms_are_tokens(value: list[str]) -> list[str]:
+    for acronym in value:
+        if not acronym or any(ch.isspace() for ch in acronym):
+            raise ValueError(
+                f"acronym {acronym!r} must be one word with no spaces (put phrases under 'aliases')"
+            )
+        if len(acronym) > MAX_ACRONYM_CHARS:
+            raise ValueError(
+                f"acronym {acronym[:20]!r}... is {len(acronym)} characters long; acronyms "
+                f"may have up to {MAX_ACRONYM_CHARS}"
+            )
+    return value
+
+
+def _phrases_are_short(value: list[str]) -> list[str]:
+    for phrase in value:
+        words = len(phrase.split())
+        if words > MAX_PHRASE_WORDS or len(phrase) > MAX_PHRASE_CHARS:
+            raise ValueError(
+                f"phrase {phrase[:40]!r}... has {words:,} words and {len(phrase):,} "
+                f"characters; a rule phrase may have up to {MAX_PHRASE_WORDS} words and "
+                f"{MAX_PHRASE_CHARS} characters"
+            )
+        if not phrase.strip():
+            raise ValueError("an empty phrase matches nothing; remove it")
+    return value
 
 
 class Area(BaseModel):
@@ -101,53 +144,9 @@ class Area(BaseModel):
             )
         return value
 
-    @field_validator("patterns")
-    @classmethod
-    def _patterns_compile(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            if len(pattern) > MAX_PATTERN_CHARS:
-                raise ValueError(
-                    f"regular expression {pattern[:40]!r}... is {len(pattern):,} characters long; "
-                    f"patterns may have up to {MAX_PATTERN_CHARS:,}"
-                )
-            try:
-                regex.compile(pattern)
-            except regex.error as exc:
-                raise ValueError(
-                    f"regular expression {pattern!r} does not compile: {exc}"
-                ) from None
-        return value
-
-    @field_validator("acronyms")
-    @classmethod
-    def _acronyms_are_tokens(cls, value: list[str]) -> list[str]:
-        for acronym in value:
-            if not acronym or any(ch.isspace() for ch in acronym):
-                raise ValueError(
-                    f"acronym {acronym!r} must be one word with no spaces "
-                    "(put phrases under 'aliases')"
-                )
-            if len(acronym) > MAX_ACRONYM_CHARS:
-                raise ValueError(
-                    f"acronym {acronym[:20]!r}... is {len(acronym)} characters long; acronyms "
-                    f"may have up to {MAX_ACRONYM_CHARS}"
-                )
-        return value
-
-    @field_validator("aliases", "cues", "exclude", "requires")
-    @classmethod
-    def _phrases_are_short(cls, value: list[str]) -> list[str]:
-        for phrase in value:
-            words = len(phrase.split())
-            if words > MAX_PHRASE_WORDS or len(phrase) > MAX_PHRASE_CHARS:
-                raise ValueError(
-                    f"phrase {phrase[:40]!r}... has {words:,} words and {len(phrase):,} "
-                    f"characters; a rule phrase may have up to {MAX_PHRASE_WORDS} words and "
-                    f"{MAX_PHRASE_CHARS} characters"
-                )
-            if not phrase.strip():
-                raise ValueError("an empty phrase matches nothing; remove it")
-        return value
+    _check_patterns = field_validator("patterns")(_patterns_compile)
+    _check_acronyms = field_validator("acronyms")(_acronyms_are_tokens)
+    _check_phrases = field_validator("aliases", "cues", "exclude", "requires")(_phrases_are_short)
 
 
 class _File(BaseModel):
@@ -155,6 +154,70 @@ class _File(BaseModel):
 
     version: str
     areas: list[Area]
+
+
+class _Rules(BaseModel):
+    """Rules an overlay adds to an area of its base, or removes from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    aliases: list[str] = Field(default_factory=list)
+    cues: list[str] = Field(default_factory=list)
+    acronyms: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    requires: list[str] = Field(default_factory=list)
+
+    _check_patterns = field_validator("patterns")(_patterns_compile)
+    _check_acronyms = field_validator("acronyms")(_acronyms_are_tokens)
+    _check_phrases = field_validator("aliases", "cues", "exclude", "requires")(_phrases_are_short)
+
+
+class _Set(BaseModel):
+    """Fields an overlay gives new values: ``parent`` moves the area (with its sub-areas),
+    ``crosswalk`` replaces the labels of each scheme it names (an empty list removes them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    description: str | None = None
+    parent: str | None = None
+    crosswalk: dict[str, list[str]] = Field(default_factory=dict)
+    fallback: bool | None = None
+    facet: bool | None = None
+
+
+class _Edit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    add: _Rules = Field(default_factory=_Rules)
+    remove: _Rules = Field(default_factory=_Rules)
+    set: _Set = Field(default_factory=_Set)
+
+
+class _Overlay(BaseModel):
+    """A taxonomy written as changes to another: see :func:`load_taxonomy`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    extends: str = Field(min_length=1)
+    version: str | None = None
+    areas: list[Area] = Field(default_factory=list)
+    edit: dict[str, _Edit] = Field(default_factory=dict)
+    drop: list[str] = Field(default_factory=list)
+
+
+# what each rule field holds one of, in messages
+_ONE = {
+    "aliases": "alias",
+    "cues": "cue",
+    "acronyms": "acronym",
+    "patterns": "pattern",
+    "exclude": "exclusion",
+    "requires": "requirement",
+}
+MAX_EXTENDS = 16  # overlays of overlays: a chain this long is a mistake
+BUILTIN = "builtin"  # `extends: builtin`: the taxonomy shipped with tagger
 
 
 @dataclass(frozen=True)
@@ -165,8 +228,10 @@ class Taxonomy:
     areas: tuple[Area, ...]
     sha256: str
     source: str
-    # 1-based line of each node of the file: ('areas', 3, 'aliases', 0) -> 57
-    lines: dict[tuple[Any, ...], int] = field(default_factory=dict, compare=False, repr=False)
+    # where each node of the effective taxonomy was written: ('areas', 3, 'aliases', 0) ->
+    # ('taxonomy.yaml', 57); an overlay's additions point into the overlay
+    origins: dict[tuple[Any, ...], Origin] = field(default_factory=dict, compare=False, repr=False)
+    extends: str | None = None  # the source of the taxonomy an overlay extends
 
     @cached_property
     def by_id(self) -> dict[str, Area]:
@@ -193,11 +258,16 @@ class Taxonomy:
     def _position(self) -> dict[str, int]:
         return {area.id: i for i, area in enumerate(self.areas)}
 
-    def line_of(self, area_id: str, *where: Any) -> int | None:
-        """The line of ``where`` inside an area (``'aliases', 2``: its third alias), else of
-        the area itself; None for a taxonomy that was not read from YAML."""
+    def origin(self, area_id: str, *where: Any) -> Origin | None:
+        """The file and line of ``where`` inside an area (``'aliases', 2``: its third alias),
+        else of the area itself; None for a taxonomy that was not read from YAML."""
         key = ("areas", self._position[area_id])
-        return self.lines.get((*key, *where), self.lines.get(key))
+        return self.origins.get((*key, *where), self.origins.get(key))
+
+    def line_of(self, area_id: str, *where: Any) -> int | None:
+        """The line of :meth:`origin`."""
+        found = self.origin(area_id, *where)
+        return found.line if found else None
 
     def path(self, area_id: str) -> list[str]:
         """Ids from the root down to ``area_id``."""
@@ -248,16 +318,40 @@ class Taxonomy:
     def summary(self) -> str:
         """One line: where the taxonomy comes from, its version and its shape."""
         depth = max((depth for depth, _ in self.walk()), default=0) + 1
+        based = f" (extends {self.extends})" if self.extends else ""
         return (
-            f"{self.source}: version {self.version}, {len(self.areas)} areas, "
+            f"{self.source}{based}: version {self.version}, {len(self.areas)} areas, "
             f"{len(self.roots)} roots, {depth} levels"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The effective taxonomy as plain data: every area's fields that differ from their
+        defaults, in file order."""
+        return {
+            "version": self.version,
+            "areas": [area.model_dump(exclude_defaults=True) for area in self.areas],
+        }
+
+    def canonical(self) -> bytes:
+        """The effective taxonomy as one line of JSON: what :attr:`sha256` is the hash of, and
+        what `tagger taxonomy show --json` prints. Comments and layout do not change it."""
+        return canonical_json(self.as_dict())
+
+    def to_yaml(self) -> str:
+        """The effective taxonomy as a YAML file that loads to the same taxonomy."""
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        return yaml.dump(
+            self.as_dict(), Dumper=dumper, sort_keys=False, allow_unicode=True, width=100
         )
 
 
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """Read, validate and cross-check a taxonomy file. Raises ``TaxonomyError`` listing every
-    problem."""
-    path = Path(path) if path is not None else default_taxonomy_path()
+    """Read, validate and cross-check a taxonomy file, or an overlay and what it extends.
+    Raises ``TaxonomyError`` listing every problem, each with its file and line."""
+    return _load(Path(path) if path is not None else default_taxonomy_path(), ())
+
+
+def _load(path: Path, extending: tuple[Path, ...]) -> Taxonomy:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -266,13 +360,68 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
         raise TaxonomyError([f"{path}: is a directory, not a taxonomy file"]) from None
     except OSError as exc:
         raise TaxonomyError([f"{path}: cannot be read: {exc.strerror}"]) from None
-    return parse_taxonomy(raw, source=str(path))
+    return _parse(raw, str(path), path.parent, (*extending, path.resolve()))
 
 
 def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
-    """Validate a taxonomy given as YAML text; ``source`` names it in messages."""
+    """Validate a taxonomy given as YAML text; ``source`` names it in messages. An overlay's
+    ``extends`` path is read relative to the current directory."""
+    return _parse(raw, source, Path.cwd(), ())
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a node of a taxonomy was written."""
+
+    source: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.source} line {self.line}"
+
+
+def _parse(raw: bytes | str, source: str, directory: Path, extending: tuple[Path, ...]) -> Taxonomy:
+    data, lines = _read_yaml(raw, source)
+    if not isinstance(data, dict):
+        raise TaxonomyError([f"{source}: expected a mapping with 'version' and 'areas' at the top"])
+    if "extends" in data:
+        return _overlay(data, lines, source, directory, extending)
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        raise TaxonomyError(
+            [_render(error, source, lines, data) for error in exc.errors()]
+        ) from None
+    origins = {path: Origin(source, line) for path, line in lines.items()}
+    problems = _cross_check(parsed.areas, origins, source)
+    if problems:
+        raise TaxonomyError(problems)
+    return _taxonomy(parsed.version, parsed.areas, source, origins)
+
+
+def _taxonomy(
+    version: str,
+    areas: list[Area],
+    source: str,
+    origins: dict[tuple[Any, ...], Origin],
+    extends: str | None = None,
+) -> Taxonomy:
+    made = Taxonomy(version, tuple(areas), "", source, origins, extends)
+    object.__setattr__(made, "sha256", hashlib.sha256(made.canonical()).hexdigest())
+    return made
+
+
+def canonical_json(data: Any) -> bytes:
+    """``data`` as one line of JSON, ending in a newline, the same bytes on every machine."""
+    import orjson
+
+    return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def _read_yaml(raw: bytes | str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """The document and the line of each of its nodes, safely: no objects built, no alias
+    bombs, no nesting that would exhaust the stack."""
     text = _decode(raw, source) if isinstance(raw, bytes) else raw
-    data_bytes = text.encode("utf-8", errors="surrogatepass")
     try:
         # one parse gives both the node tree (for line numbers) and the data; the C loader is
         # the same safe loader, ten times faster, when PyYAML was built with libyaml
@@ -296,27 +445,167 @@ def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
                 "write plain strings, lists and mappings"
             )
         raise TaxonomyError([f"{source}{where}: {problem}"]) from None
-    lines = _line_numbers(node) if node is not None else {}
-    if not isinstance(data, dict):
-        raise TaxonomyError([f"{source}: expected a mapping with 'version' and 'areas' at the top"])
+    return data, (_line_numbers(node) if node is not None else {})
 
+
+def _overlay(
+    data: dict[str, Any],
+    lines: dict[tuple[Any, ...], int],
+    source: str,
+    directory: Path,
+    extending: tuple[Path, ...],
+) -> Taxonomy:
+    """The taxonomy an overlay makes of its base: the base's areas in their order, dropped
+    ones (with every area below them) left out, edits applied in place (removals before
+    additions, so an alias can be replaced), then the overlay's new areas. Every node keeps
+    the file and line it was written on."""
     try:
-        parsed = _File.model_validate(data)
+        parsed = _Overlay.model_validate(data)
     except ValidationError as exc:
         raise TaxonomyError(
-            [_render(error, source, lines, data) for error in exc.errors()]
+            [_render(error, source, lines, data, _Overlay) for error in exc.errors()]
         ) from None
 
-    problems = _cross_check(parsed.areas, source, lines)
+    def here(*path: Any) -> Origin:
+        return Origin(source, _line_of(lines, path) or 1)
+
+    base = _base(parsed.extends, here("extends"), directory, extending)
+    problems: list[str] = []
+    dropped: dict[str, Origin] = {}
+    for k, area_id in enumerate(parsed.drop):
+        if area_id in base.by_id:
+            dropped.update(dict.fromkeys(base.descendants(area_id), here("drop", k)))
+        else:
+            problems.append(f"{here('drop', k)}: drop: {_no_area(area_id, base)}")
+    for area_id in parsed.edit:
+        if area_id not in base.by_id:
+            problems.append(f"{here('edit', area_id)}: edit: {_no_area(area_id, base)}")
+        elif area_id in dropped:
+            problems.append(
+                f"{here('edit', area_id)}: edit: area {area_id!r} is dropped ({dropped[area_id]}), "
+                "with what is below it; move it out first (set: parent) or do not edit it"
+            )
+
+    areas: list[Area] = []
+    origins: dict[tuple[Any, ...], Origin] = {}
+    base_origins = _by_area(base.origins)
+    for j, area in enumerate(base.areas):
+        if area.id in dropped:
+            continue
+        fields, sub = area.model_dump(), base_origins.get(j, {})
+        if area.id in parsed.edit:
+            problems += _edit(parsed.edit[area.id], area.id, fields, sub, here)
+        origins.update({("areas", len(areas), *path): found for path, found in sub.items()})
+        areas.append(Area.model_validate(fields) if area.id in parsed.edit else area)
+    new_lines = _by_area({path: Origin(source, line) for path, line in lines.items()})
+    for n, area in enumerate(parsed.areas):
+        if area.id in base.by_id and area.id not in dropped:
+            problems.append(
+                f"{here('areas', n, 'id')}: area id {area.id!r} is already in "
+                f"{base.origin(area.id)}: change it under `edit:` (or drop it first to replace it)"
+            )
+            continue
+        sub = new_lines.get(n, {})
+        origins.update({("areas", len(areas), *path): found for path, found in sub.items()})
+        areas.append(area)
+    problems += _cross_check(areas, origins, source)
     if problems:
         raise TaxonomyError(problems)
-    return Taxonomy(
-        version=parsed.version,
-        areas=tuple(parsed.areas),
-        sha256=hashlib.sha256(data_bytes).hexdigest(),
-        source=source,
-        lines=lines,
-    )
+    version = f"{base.version}+{parsed.version or Path(source).stem}"
+    return _taxonomy(version, areas, source, origins, extends=base.source)
+
+
+def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, ...]) -> Taxonomy:
+    path = default_taxonomy_path() if extends == BUILTIN else directory / extends
+    if path.resolve() in extending:
+        chain = " -> ".join(p.name for p in (*extending, path.resolve()))
+        raise TaxonomyError([f"{where}: extends {extends!r}, which leads back to itself ({chain})"])
+    if len(extending) >= MAX_EXTENDS:
+        raise TaxonomyError([f"{where}: more than {MAX_EXTENDS} overlays extend one another"])
+    if not path.is_file():
+        what = "is not a file" if path.exists() else "does not exist"
+        raise TaxonomyError(
+            [f"{where}: extends {extends!r}, and {path} {what} ('builtin' is the shipped taxonomy)"]
+        )
+    return _load(path, extending)
+
+
+def _no_area(area_id: str, base: Taxonomy) -> str:
+    guess = difflib.get_close_matches(area_id, list(base.by_id), n=1)
+    hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+    return f"there is no area {area_id!r} in {base.source}{hint}"
+
+
+def _by_area(origins: dict[tuple[Any, ...], Origin]) -> dict[int, dict[tuple[Any, ...], Origin]]:
+    """Origins of ('areas', i, ...) paths grouped by i, each relative to its area."""
+    grouped: dict[int, dict[tuple[Any, ...], Origin]] = {}
+    for path, found in origins.items():
+        if len(path) >= 2 and path[0] == "areas" and isinstance(path[1], int):
+            grouped.setdefault(path[1], {})[path[2:]] = found
+    return grouped
+
+
+def _edit(
+    edit: _Edit,
+    area_id: str,
+    fields: dict[str, Any],
+    sub: dict[tuple[Any, ...], Origin],
+    here: Any,
+) -> list[str]:
+    """Apply one area's edit to its fields (a model_dump) and their origins; the problems."""
+    problems: list[str] = []
+    for op in ("remove", "add"):
+        for name in _Rules.model_fields:
+            current: list[str] = fields[name]
+            for m, item in enumerate(getattr(getattr(edit, op), name)):
+                where, one = here("edit", area_id, op, name, m), _ONE[name]
+                if op == "remove" and item not in current:
+                    guess = difflib.get_close_matches(item, current, n=1)
+                    hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+                    problems.append(f"{where}: area {area_id!r} has no {one} {item!r}{hint}")
+                elif op == "remove":
+                    k = current.index(item)
+                    del current[k]
+                    _renumber(sub, name, k)
+                elif item in current:
+                    first = sub.get((name, current.index(item)))
+                    problems.append(
+                        f"{where}: area {area_id!r} already has the {one} {item!r}"
+                        + (f" ({first})" if first else "")
+                    )
+                else:
+                    current.append(item)
+                    sub[(name, len(current) - 1)] = where
+    given = edit.set
+    for name in given.model_fields_set:
+        value, where = getattr(given, name), here("edit", area_id, "set", name)
+        if name == "crosswalk":
+            for scheme, labels in value.items():
+                for path in [p for p in sub if p[:2] == ("crosswalk", scheme)]:
+                    del sub[path]
+                if labels:
+                    fields["crosswalk"][scheme] = list(labels)
+                    sub[("crosswalk", scheme)] = here("edit", area_id, "set", "crosswalk", scheme)
+                    for k in range(len(labels)):
+                        sub[("crosswalk", scheme, k)] = here(
+                            "edit", area_id, "set", "crosswalk", scheme, k
+                        )
+                else:
+                    fields["crosswalk"].pop(scheme, None)
+        elif value is None and name != "parent":  # parent: null makes it a root
+            problems.append(f"{where}: area {area_id!r}: {name} cannot be null")
+        else:
+            fields[name] = value
+            sub[(name,)] = where
+    return problems
+
+
+def _renumber(sub: dict[tuple[Any, ...], Origin], name: str, removed: int) -> None:
+    """The origins of a list field after its item ``removed`` is taken out."""
+    moved = {p: sub.pop(p) for p in [p for p in sub if p[:1] == (name,) and len(p) == 2]}
+    for (_, k), found in moved.items():
+        if k != removed:
+            sub[(name, k - (k > removed))] = found
 
 
 MAX_YAML_NODES = 1_000_000  # the shipped taxonomy has some 40,000
@@ -432,7 +721,11 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
 
 
 def _render(
-    error: dict[str, Any], source: str, lines: dict[tuple[Any, ...], int], data: dict[str, Any]
+    error: dict[str, Any],
+    source: str,
+    lines: dict[tuple[Any, ...], int],
+    data: dict[str, Any],
+    top: type[BaseModel] = _File,
 ) -> str:
     loc = tuple(error["loc"])
     line = _line_of(lines, loc)
@@ -448,11 +741,14 @@ def _render(
         subject = f"area {area_id!r}" if area_id else f"area #{loc[1] + 1}"
         rest = ".".join(str(part) for part in loc[2:])
         subject = f"{subject}, field '{rest}'" if rest else subject
+    elif len(loc) >= 2 and loc[0] == "edit":
+        rest = ".".join(str(part) for part in loc[2:])
+        subject = f"edit of area {loc[1]!r}" + (f", field '{rest}'" if rest else "")
     else:
         subject = "field '" + ".".join(str(part) for part in loc) + "'" if loc else "the file"
     kind, message = error["type"], error["msg"]
     if kind == "extra_forbidden":
-        allowed = sorted(Area.model_fields if len(loc) == 3 else _File.model_fields)
+        allowed = _fields_at(loc[:-1], top)
         guess = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         hint = f" (did you mean '{guess[0]}'?)" if guess else f"; allowed: {', '.join(allowed)}"
         return f"{where}: {subject}: unknown field{hint}"
@@ -462,26 +758,54 @@ def _render(
     return f"{where}: {subject}: {message}"
 
 
-def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], int]) -> list[str]:
+def _fields_at(loc: tuple[Any, ...], top: type[BaseModel]) -> list[str]:
+    """The fields the model at ``loc`` inside ``top`` allows (``('areas', 3)``: an Area's)."""
+    kind: Any = top
+    for part in loc:
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field = kind.model_fields.get(str(part))
+            kind = field.annotation if field is not None else None
+        else:  # list[X] (part: an index) or dict[str, X] (part: a key)
+            args = typing.get_args(kind)
+            kind = args[-1] if args else None
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return sorted(kind.model_fields)
+    return []
+
+
+def _cross_check(
+    areas: list[Area], origins: dict[tuple[Any, ...], Origin], source: str
+) -> list[str]:
+    """What the areas' fields cannot say alone: unique ids, parents that exist and form a tree,
+    facets at roots, crosswalk labels of known schemes. Each problem names the file and line
+    of the node it is about (in an overlay or in what it extends)."""
+
+    def at(*path: Any) -> str:
+        for end in range(len(path), 0, -1):
+            if path[:end] in origins:
+                return str(origins[path[:end]])
+        return source
+
     problems: list[str] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, Origin | None] = {}
     for index, area in enumerate(areas):
-        line = lines.get(("areas", index, "id"), lines.get(("areas", index)))
+        here = origins.get(("areas", index, "id"))
         if area.id in seen:
+            first = seen[area.id]
+            same = first is not None and here is not None and first.source == here.source
             problems.append(
-                f"{source} line {line}: area id {area.id!r} is used twice "
-                f"(first on line {seen[area.id]}); ids must be unique"
+                f"{at('areas', index, 'id')}: area id {area.id!r} is used twice (first "
+                f"{f'on line {first.line}' if same else f'at {first}'}); ids must be unique"
             )
         else:
-            seen[area.id] = line or 0
+            seen[area.id] = here
     ids = list(seen)
     for index, area in enumerate(areas):
         if area.parent is not None and area.parent not in seen:
-            line = lines.get(("areas", index, "parent"))
             guess = difflib.get_close_matches(area.parent, ids, n=1)
             hint = f" (did you mean {guess[0]!r}?)" if guess else ""
             problems.append(
-                f"{source} line {line}: area {area.id!r} names parent {area.parent!r}, "
+                f"{at('areas', index, 'parent')}: area {area.id!r} names parent {area.parent!r}, "
                 f"which does not exist{hint}"
             )
     parents = {area.id: area.parent for area in areas}
@@ -492,43 +816,40 @@ def _cross_check(areas: list[Area], source: str, lines: dict[tuple[Any, ...], in
             chain.append(current)
             visited.add(current)
             current = parents[current]
-        line = lines.get(("areas", index, "parent"))
+        where = at("areas", index, "parent")
         if current == area.id:
             problems.append(
-                f"{source} line {line}: area {area.id!r} is its own ancestor "
+                f"{where}: area {area.id!r} is its own ancestor "
                 f"({' -> '.join(chain + [area.id])}); parents must form a tree"
             )
         elif current is None and len(chain) == MAX_AREA_DEPTH + 1:  # the first one too deep
             problems.append(
-                f"{source} line {line}: area {area.id!r} lies more than {MAX_AREA_DEPTH} levels "
+                f"{where}: area {area.id!r} lies more than {MAX_AREA_DEPTH} levels "
                 "deep; a taxonomy may have at most that many"
             )
     for index, area in enumerate(areas):
         if area.facet and area.parent is not None:
-            line = lines.get(("areas", index, "facet"))
             problems.append(
-                f"{source} line {line}: area {area.id!r} is marked 'facet' but has a parent; "
-                "only a root can be a facet (its sub-areas are the facet's values)"
+                f"{at('areas', index, 'facet')}: area {area.id!r} is marked 'facet' but has a "
+                "parent; only a root can be a facet (its sub-areas are the facet's values)"
             )
     known = schemes()
     for index, area in enumerate(areas):
         for scheme, labels in area.crosswalk.items():
             if scheme not in known:
-                line = lines.get(("areas", index, "crosswalk", scheme))
                 guess = difflib.get_close_matches(scheme, list(known), n=1)
                 hint = f" (did you mean {guess[0]!r}?)" if guess else ""
                 problems.append(
-                    f"{source} line {line}: area {area.id!r}: crosswalk scheme "
-                    f"{scheme!r} is not one of {', '.join(known)}{hint}"
+                    f"{at('areas', index, 'crosswalk', scheme)}: area {area.id!r}: crosswalk "
+                    f"scheme {scheme!r} is not one of {', '.join(known)}{hint}"
                 )
                 continue
             for k, label in enumerate(labels):
                 if label not in known[scheme].labels:
-                    line = lines.get(("areas", index, "crosswalk", scheme, k))
                     guess = difflib.get_close_matches(label, known[scheme].labels, n=1, cutoff=0.5)
                     hint = f" (did you mean {guess[0]!r}?)" if guess else ""
                     problems.append(
-                        f"{source} line {line}: area {area.id!r}: {label!r} is not one of "
-                        f"the {scheme} labels{hint}"
+                        f"{at('areas', index, 'crosswalk', scheme, k)}: area {area.id!r}: "
+                        f"{label!r} is not one of the {scheme} labels{hint}"
                     )
     return problems

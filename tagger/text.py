@@ -103,15 +103,19 @@ def is_acronym(token_text: str) -> bool:
 
 
 @lru_cache(maxsize=4)
-def load_spacy(name: str = DEFAULT_SPACY_MODEL) -> Language:
-    """The spaCy pipeline: tokenizer + POS tagger (no parser, NER or lemmatizer) + sentencizer."""
+def load_spacy(name: str = DEFAULT_SPACY_MODEL, *, tagging: bool = True) -> Language:
+    """The spaCy pipeline: tokenizer + POS tagger (no parser, NER or lemmatizer) + sentencizer;
+    without ``tagging``, the tokenizer and sentencizer alone (the same words and sentences)."""
     with without("torch"):  # thinc would import it, for models this pipeline does not have
         import spacy
         from spacy.util import compile_infix_regex
 
+    excluded = ["parser", "ner", "lemmatizer", "senter"]
+    if not tagging:
+        excluded += ["tok2vec", "tagger", "attribute_ruler"]
     try:
         with without("torch"):
-            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer", "senter"])
+            nlp = spacy.load(name, exclude=excluded)
     except OSError as exc:
         raise ModelError(
             f"cannot load the spaCy model {name!r}: {exc}. "
