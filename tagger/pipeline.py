@@ -272,7 +272,11 @@ class Tagger:
             context = multiprocessing.get_context("spawn")
             # a retagging worker gets the area vectors made (the model is not loaded for them
             # if they were made before), a tagging worker the ONNX export
-            made = (self.area_vectors, None) if self._retagging else (None, self._export())
+            made = (
+                (self.area_vectors, self.provenance, None)
+                if self._retagging
+                else (None, None, self._export())
+            )
             pool = ProcessPoolExecutor(
                 workers,
                 mp_context=context,
@@ -402,12 +406,13 @@ def _start_worker(
     config: TaggerConfig,
     parent: int,
     area_vectors: np.ndarray | None,
+    provenance: Provenance | None,
     export: Path | None,
 ) -> None:
     """Runs once in each worker process: one thread each, so workers do not fight for cores, and
     a life no longer than the parent's, however the parent ends (even kill -9). A worker that
-    retags gets ``area_vectors``; one that tags, ``export``: the ONNX model's directory, made
-    by the parent."""
+    retags gets the parent's ``area_vectors`` and ``provenance`` (it never loads the model);
+    one that tags, ``export``: the ONNX model's directory, made by the parent."""
     global _worker_tagger
     import signal
 
@@ -422,7 +427,7 @@ def _start_worker(
         torch.set_num_threads(1)
     if area_vectors is not None:
         _worker_tagger = Tagger.for_retag(taxonomy, config)
-        _worker_tagger.__dict__["area_vectors"] = area_vectors
+        _worker_tagger.__dict__.update(area_vectors=area_vectors, provenance=provenance)
         return
     embedder = embedders.make_embedder(
         config.embedding_model, config.embedding_backend, directory=export
