@@ -535,22 +535,34 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
 @main.command(
     **_example(
         "tagger suggest tagged.jsonl > suggestions.yaml",
-        "tagger suggest tagged.jsonl --weak-below 0.7 --min-papers 5",
+        "tagger suggest tagged.jsonl --overlay > overlay.yaml",
     )
 )
 @tagged_argument
 @taxonomy_option
 @settings_options(SuggestConfig)
+@click.option(
+    "--overlay",
+    is_flag=True,
+    help="Print the suggestions as a taxonomy overlay (extending the taxonomy in use), ready "
+    "for `tagger retag --taxonomy`.",
+)
 @json_option
-def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: SuggestConfig) -> None:
+def suggest(
+    tagged: str, taxonomy_path: Path | None, as_json: bool, overlay: bool, config: SuggestConfig
+) -> None:
     """Suggest how to grow the taxonomy: keyphrases frequent in papers with no tag or only weak
     tags, near-duplicates grouped, proposed as aliases of the area whose aliases they are nearest
     to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
-    Prints a YAML snippet to merge into the taxonomy. FILE is tagged output, or - for stdin."""
+    Prints a YAML snippet to merge into the taxonomy, or with --overlay an overlay file to review
+    and pass to `tagger retag`. FILE is tagged output, or - for stdin."""
     from . import embedders
-    from .suggest import render_yaml
+    from .suggest import render_overlay, render_yaml
     from .suggest import suggest as find_suggestions
     from .taxonomy import load_taxonomy
+
+    if overlay and as_json:
+        raise click.UsageError("--overlay prints YAML and --json prints JSON: choose one")
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     result = find_suggestions(
@@ -562,6 +574,9 @@ def suggest(tagged: str, taxonomy_path: Path | None, as_json: bool, config: Sugg
     )
     if as_json:
         _print_json(result.as_dict())
+    elif overlay:
+        extends = "builtin" if taxonomy_path is None else str(taxonomy_path.resolve())
+        click.echo(render_overlay(result, taxonomy, extends), nl=False)
     else:
         click.echo(render_yaml(result, taxonomy), nl=False)
     skipped.exit_if_any()

@@ -241,33 +241,75 @@ def render_yaml(result: Suggestions, taxonomy: Taxonomy) -> str:
     else:
         lines.append("new_areas:")
         for group in result.new_areas:
-            parent = _parent(group, s)
-            lines.append(f"  - id: {group.new_id}")
-            lines.append(f"    name: {_scalar(group.label[:1].upper() + group.label[1:])}")
-            if parent:
-                lines.append(
-                    f"    parent: {parent}  # {group.similarity:.2f} to {_comment(group.nearest)}"
-                )
-            else:
-                lines.append(
-                    f"    # nearest area: {group.area}, {group.similarity:.2f} to "
-                    f"{_comment(group.nearest)}"
-                )
-            lines.append(
-                f"    description: {_scalar('Proposed by tagger suggest: ' + group.label)}"
-            )
-            lines.append(
-                "    aliases: ["
-                + ", ".join(_scalar(group.spellings[p]) for p in group.phrases)
-                + "]"
-            )
-            lines.append(f"    # {len(group.papers)} papers:")
+            lines += _new_area(group, s)
+    return "\n".join(lines) + "\n"
+
+
+def _new_area(group: Group, s: dict[str, float]) -> list[str]:
+    """A proposed area as a list item under ``areas:``, its papers in comments."""
+    lines: list[str] = []
+    parent = _parent(group, s)
+    lines.append(f"  - id: {group.new_id}")
+    lines.append(f"    name: {_scalar(group.label[:1].upper() + group.label[1:])}")
+    if parent:
+        lines.append(f"    parent: {parent}  # {group.similarity:.2f} to {_comment(group.nearest)}")
+    else:
+        lines.append(
+            f"    # nearest area: {group.area}, {group.similarity:.2f} to {_comment(group.nearest)}"
+        )
+    lines.append(f"    description: {_scalar('Proposed by tagger suggest: ' + group.label)}")
+    lines.append(
+        "    aliases: [" + ", ".join(_scalar(group.spellings[p]) for p in group.phrases) + "]"
+    )
+    lines.append(f"    # {len(group.papers)} papers:")
+    lines += [
+        f"    #   {_comment(pid, quote=False)}  {_comment(group.titles[pid])}"
+        for pid in group.papers[:5]
+    ]
+    if len(group.papers) > 5:
+        lines.append(f"    #   and {len(group.papers) - 5} more")
+    return lines
+
+
+def render_overlay(result: Suggestions, taxonomy: Taxonomy, extends: str) -> str:
+    """The suggestions as an overlay of the taxonomy (``extends``: 'builtin' or its path): new
+    aliases under ``edit:``, new areas under ``areas:``, each with its papers in comments. It
+    loads as it is; review it, then retag a tagged corpus with it and diff."""
+    s = result.settings
+    about = (
+        f"tagger suggest {result.source}: {result.papers:,} papers, {result.weak:,} with no tag or "
+        f"a best tag below {s['weak_below']:.2f}; {result.frequent:,} frequent keyphrase groups "
+        f"no rule matches, {result.generic:,} of them left out as generic. Delete what you do "
+        "not agree with, then: tagger retag TAGGED --taxonomy THIS_FILE -o retagged.jsonl && "
+        "tagger diff TAGGED retagged.jsonl"
+    )
+    lines = [*textwrap.wrap(about, width=98, initial_indent="# ", subsequent_indent="# ")]
+    lines += [f"extends: {_scalar(extends)}", "version: suggested"]
+    if not result.aliases and not result.new_areas:
+        lines.append("# Nothing to suggest: no such keyphrase is frequent enough.")
+    if result.aliases:
+        lines += [
+            "",
+            f"# New aliases for existing areas (cosine >= {s['alias_similarity']:.2f}).",
+            "edit:",
+        ]
+        by_area: dict[str, list[Group]] = defaultdict(list)
+        for group in result.aliases:
+            by_area[group.area].append(group)
+        for area_id, groups in by_area.items():
             lines += [
-                f"    #   {_comment(pid, quote=False)}  {_comment(group.titles[pid])}"
-                for pid in group.papers[:5]
+                f"  {area_id}:  # {_comment(taxonomy.by_id[area_id].name)}",
+                "    add:",
+                "      aliases:",
             ]
-            if len(group.papers) > 5:
-                lines.append(f"    #   and {len(group.papers) - 5} more")
+            for group in groups:
+                for i, phrase in enumerate(group.phrases):
+                    item = f"        - {_scalar(group.spellings[phrase])}"
+                    lines.append(item if i else f"{item}  # {_motive(group)}")
+    if result.new_areas:
+        lines += ["", "# New areas: no area's aliases are near these phrases.", "areas:"]
+        for group in result.new_areas:
+            lines += _new_area(group, s)
     return "\n".join(lines) + "\n"
 
 

@@ -338,3 +338,32 @@ def test_table_columns_widen_for_large_counts(tmp_path):
         "graphs       0  1,000   1,000 → 0",
         "rl       1,000      0       0 → 1,000",
     ]
+
+
+def test_the_diff_command_exits_like_diff(tmp_path):
+    """0: the same tags; 1: differences; 2: trouble (a file that is not tagged output)."""
+    from click.testing import CliRunner
+
+    from tagger.cli import main
+
+    old = write_tagged(tmp_path / "old.jsonl", [tagged_record("a", [RL]), tagged_record("b", [])])
+    new = write_tagged(tmp_path / "new.jsonl", [tagged_record("a", [RL, GRAPHS])])
+    runner = CliRunner()
+    same = runner.invoke(main, ["diff", str(old), str(old)])
+    assert (same.exit_code, same.stdout) == (0, "no differences in tags or facets among 2 papers\n")
+    changed = runner.invoke(main, ["diff", str(old), str(new), "--json"])
+    assert changed.exit_code == 1
+    data = json.loads(changed.stdout)
+    assert (data["differ"], data["only_in_old"], data["differs"]) == (1, 1, True)
+    assert [(t["id"], t["change"]) for t in data["papers"][0]["tags"]] == [("graphs", "gained")]
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text('{"abstract": "not tagged"}\n')
+    trouble = runner.invoke(main, ["diff", str(old), str(papers)])
+    assert trouble.exit_code == 2
+    assert trouble.stderr == (
+        f"Error: {papers} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    )
+    apart = write_tagged(tmp_path / "apart.jsonl", [tagged_record("z", [RL])])
+    unrelated = runner.invoke(main, ["diff", str(old), str(apart)])
+    assert unrelated.exit_code == 1
+    assert "have no paper id in common" in unrelated.stderr

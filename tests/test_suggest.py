@@ -215,3 +215,36 @@ def test_suggest_command(tmp_path):
     assert result.stderr == (
         f"Error: {plain} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
     )
+
+
+@pytest.mark.models
+def test_suggest_overlay_loads_as_it_is(tmp_path):
+    """--overlay writes an overlay of the taxonomy in use that loads as it is: the suggested
+    aliases under edit, the new areas under areas."""
+    from tagger.taxonomy import load_taxonomy
+
+    path = write_tagged(tmp_path / "tagged.jsonl", _corpus())
+    result = CliRunner().invoke(
+        main,
+        ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY), "--alias-similarity", "0.55"]
+        + ["--overlay"],
+    )
+    assert result.exit_code == 0, result.stderr
+    written = tmp_path / "overlay.yaml"
+    written.write_text(result.stdout)
+    assert yaml.safe_load(result.stdout)["extends"] == str(MINI_TAXONOMY.resolve())
+    taxonomy, base = load_taxonomy(written), load_taxonomy(MINI_TAXONOMY)
+    added = set(taxonomy.by_id["graphs.gnn"].aliases) - set(base.by_id["graphs.gnn"].aliases)
+    assert added and all(
+        taxonomy.origin("graphs.gnn", "aliases", k).source == str(written)
+        for k in range(
+            len(base.by_id["graphs.gnn"].aliases), len(taxonomy.by_id["graphs.gnn"].aliases)
+        )
+    )
+    assert "protein_structure_prediction" in taxonomy.by_id
+    nothing = CliRunner().invoke(
+        main,
+        ["suggest", str(path), "--taxonomy", str(MINI_TAXONOMY), "--min-papers", "4", "--overlay"],
+    )
+    written.write_text(nothing.stdout)
+    assert load_taxonomy(written).areas == base.areas
