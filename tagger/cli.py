@@ -300,8 +300,7 @@ def tag(
 
 @main.command(
     **_example(
-        "tagger retag tagged.jsonl --taxonomy my-taxonomy.yaml -o retagged.jsonl",
-        "tagger diff tagged.jsonl retagged.jsonl",
+        "tagger retag tagged.jsonl --taxonomy my-overlay.yaml -o retagged.jsonl",
     )
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="TAGGED...")

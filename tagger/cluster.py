@@ -115,17 +115,21 @@ def expand(inputs: Sequence[str]) -> list[str]:
 
 
 def plan(inputs: Sequence[str], *, size: int = PARTITION_SIZE, format: str | None = None):
-    """The partitions of ``inputs``, in input order: at most ``size`` records each."""
+    """The partitions of ``inputs``, in input order: at most ``size`` records each, and the very
+    first a quarter of that, so that the first part is written soon (a partition is tagged by
+    one worker, a local run's first lines by all of them)."""
     partitions: list[Partition] = []
     for source in inputs:
         chosen = _format_of(source, format)
+        first_size = size if partitions else max(1, size // 4)
         if chosen == "jsonl" and not _gzipped(source):
-            spans = _line_spans(source, size)
+            spans = _line_spans(source, size, first_size)
         else:
             count = _count(source, chosen)
+            starts = [0, *range(first_size, max(count, 1), size)]
             spans = [
-                (first, min(first + size, count), None, None, 1)
-                for first in range(0, max(count, 1), size)
+                (first, min(stop, count), None, None, 1)
+                for first, stop in zip(starts, [*starts[1:], max(count, 1)], strict=True)
             ]
         for first, stop, start, end, first_line in spans:
             partitions.append(
@@ -161,12 +165,15 @@ def _count(source: str, format: str) -> int:
     )
 
 
-def _line_spans(source: str, size: int) -> list[tuple[int, int, int, int, int]]:
-    """Cut a JSON Lines file after every ``size`` lines (as files.lines_of counts them: LF,
-    CRLF or a lone CR ends a line), only ever after a LF byte or a lone CR: (first record,
-    stop, start byte, end byte, first line). Record indexes here count lines; a partition's
-    tasks count what they read."""
-    spans = []
+def _line_spans(
+    source: str, size: int, first_size: int | None = None
+) -> list[tuple[int, int, int, int, int]]:
+    """Cut a JSON Lines file after its first ``first_size`` lines (default ``size``), then every
+    ``size`` (as files.lines_of counts lines: LF, CRLF or a lone CR ends one), only ever after
+    a LF byte or a lone CR: (first record, stop, start byte, end byte, first line). Record
+    indexes here count lines; a partition's tasks count what they read."""
+    spans: list[tuple[int, int, int, int, int]] = []
+    first_size = first_size or size
     start = offset = lines = lines_at_start = 0
     pending_cr = False
     with open(source, "rb") as handle:
@@ -176,7 +183,7 @@ def _line_spans(source: str, size: int) -> list[tuple[int, int, int, int, int]]:
                     chunk, offset = chunk[1:], offset + 1
                 pending_cr = False
                 lines += 1
-                if lines - lines_at_start >= size:
+                if lines - lines_at_start >= (size if spans else first_size):
                     spans.append((lines_at_start, lines, start, offset, lines_at_start + 1))
                     start, lines_at_start = offset, lines
             for match in _LINE_END.finditer(chunk):
@@ -184,7 +191,7 @@ def _line_spans(source: str, size: int) -> list[tuple[int, int, int, int, int]]:
                     pending_cr = True  # a CRLF may be split between chunks
                     continue
                 lines += 1
-                if lines - lines_at_start >= size:
+                if lines - lines_at_start >= (size if spans else first_size):
                     end = offset + match.end()
                     spans.append((lines_at_start, lines, start, end, lines_at_start + 1))
                     start, lines_at_start = end, lines

@@ -216,11 +216,14 @@ def test_every_command_is_covered_below():
         "tagger stats",
         "tagger report",
         "tagger suggest",
+        "tagger retag",
+        "tagger diff",
         "tagger schema",
         "tagger eval",
         "tagger taxonomy",
         "tagger taxonomy check",
         "tagger taxonomy lint",
+        "tagger taxonomy show",
     }
 
 

@@ -74,8 +74,13 @@ def test_line_ranges_read_each_record_once_with_its_line(lines, end, last_end, s
 
 
 def test_a_paper_list_is_split_by_records_and_keeps_its_header(tmp_path):
-    parts = plan([str(EXAMPLES / "icml2025-abstracts.txt")], size=5)
-    assert [(p.first, p.stop) for p in parts] == [(0, 5), (5, 10), (10, 15), (15, 19)]
+    """By record index; the very first partition is a quarter of the others, so that the first
+    part comes soon; a second file starts at full size."""
+    icml = str(EXAMPLES / "icml2025-abstracts.txt")
+    parts = plan([icml], size=8)
+    assert [(p.first, p.stop) for p in parts] == [(0, 2), (2, 10), (10, 18), (18, 19)]
+    parts = plan([icml, icml], size=8)
+    assert [(p.first, p.stop) for p in parts[4:]] == [(0, 8), (8, 16), (16, 19)]
 
 
 def test_parquet_output_reads_back_as_the_jsonl_records(tmp_path):

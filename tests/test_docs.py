@@ -64,3 +64,15 @@ def test_the_readme_lists_every_setting_with_its_default():
         default = f"{field.default:,}" if isinstance(field.default, int) else field.default
         default = default or "empty: the shipped one"
         assert f"`{field.name}` ({default})" in text, field.name
+
+
+def test_the_readme_overlay_example_loads(tmp_path):
+    """The overlay the README shows is a valid overlay of the shipped taxonomy."""
+    from tagger.taxonomy import load_taxonomy
+
+    block = next(b for b in README.split("```yaml\n")[1:] if b.startswith("extends: builtin"))
+    path = tmp_path / "ourlab.yaml"
+    path.write_text(block.split("```")[0])
+    taxonomy = load_taxonomy(path)
+    assert "cv.3d.dynamic_scenes" in taxonomy.by_id and "type.survey" not in taxonomy.by_id
+    assert taxonomy.by_id["safety.llm"].parent == "llm"
