@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from importlib.metadata import PackageNotFoundError, version
 from itertools import chain, islice
 from pathlib import Path
@@ -22,11 +22,12 @@ from .keyphrases import KeyphraseExtractor
 from .matching import RuleSet
 from .records import AreaTag, Keyphrase, Paper, Provenance, TaggedPaper
 from .scoring import Candidate, by_facet, propose, score_hits
-from .taxonomy import Area, Taxonomy, load_taxonomy
+from .taxonomy import Taxonomy, load_taxonomy, recall, remember
 from .text import Analysis, analyse, load_spacy, paper_text, spacy_model_version
 from .weighing import Weigher
 
 
+@cache
 def tagger_version() -> str:
     try:
         return version("tagger")
@@ -99,7 +100,7 @@ class Tagger:
         """One int16 row per area of the taxonomy (vectors.area_codes): the embedding of what
         the area is about (kept on disk for the shipped model, text by text: a taxonomy that
         adds an area embeds that one alone; embedders.lasting_embed)."""
-        texts = [_prototype(area) for area in self.taxonomy.areas]
+        texts = [area.prototype() for area in self.taxonomy.areas]
         known = embedders.fingerprint(self.embedder)
         if known is None:
             return vectors.area_codes(self.embedder.embed(texts))
@@ -107,6 +108,7 @@ class Tagger:
 
     @cached_property
     def provenance(self) -> Provenance:
+        remember(self.taxonomy)  # what retag compares a later taxonomy with
         return Provenance(
             tagger_version=tagger_version(),
             taxonomy_version=self.taxonomy.version,
@@ -196,14 +198,35 @@ class Tagger:
         keyphrases and vector stand in for the models, and spaCy only splits words and
         sentences. The result is what :meth:`tag_batch` gives for the same papers with this
         taxonomy, byte for byte, if the lines were written by this version of tagger with this
-        configuration (``tagger.retag`` checks that before it calls this)."""
-        papers = [record.paper for record in records]
+        configuration (``tagger.run.retag_files`` checks that before it calls this). A paper the
+        change of taxonomy cannot touch (:class:`tagger.retag.Untouched`) is not read again:
+        only its provenance changes."""
+        untouched = [self._untouched(r.provenance.taxonomy_sha256)(r) for r in records]
+        todo = [record for record, same in zip(records, untouched, strict=True) if not same]
+        papers = [record.paper for record in todo]
         _, analyses = self._analyse(papers)
-        stored = [record.vector or "" for record in records]
-        return [
+        stored = [record.vector or "" for record in todo]
+        fresh = iter(
             read.tagged()
-            for read in self._reads(papers, analyses, [r.keyphrases for r in records], stored)
+            for read in self._reads(papers, analyses, [r.keyphrases for r in todo], stored)
+        )
+        return [
+            record.model_copy(update={"provenance": self.provenance}) if same else next(fresh)
+            for record, same in zip(records, untouched, strict=True)
         ]
+
+    def _untouched(self, sha256: str) -> Callable[[TaggedPaper], bool]:
+        """For lines tagged with the taxonomy of ``sha256``: which of them this taxonomy cannot
+        change (none, if that taxonomy is not in the cache)."""
+        known = self.__dict__.setdefault("_untouched_by", {})
+        if sha256 not in known:
+            from .retag import Untouched
+
+            old = self.taxonomy if sha256 == self.taxonomy.sha256 else recall(sha256)
+            if old is None and sha256 == (shipped := load_taxonomy()).sha256:
+                old = shipped
+            known[sha256] = Untouched(old, self.taxonomy, self.nlp) if old is not None else _never
+        return known[sha256]
 
     @classmethod
     def for_retag(cls, taxonomy: Taxonomy, config: TaggerConfig | None = None) -> Tagger:
@@ -358,9 +381,8 @@ class _Read:
         ]
 
 
-def _prototype(area: Area) -> str:
-    """What an area is about, in words to embed: its name, description and first aliases."""
-    return f"{area.name}: {area.description} ({', '.join(area.aliases[:8])})"
+def _never(record: TaggedPaper) -> bool:
+    return False
 
 
 def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:

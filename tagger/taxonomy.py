@@ -23,8 +23,11 @@ See the README for every field.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
+import json
+import os
 import re
 import typing
 from collections.abc import Iterator
@@ -147,6 +150,11 @@ class Area(BaseModel):
     _check_patterns = field_validator("patterns")(_patterns_compile)
     _check_acronyms = field_validator("acronyms")(_acronyms_are_tokens)
     _check_phrases = field_validator("aliases", "cues", "exclude", "requires")(_phrases_are_short)
+
+    def prototype(self) -> str:
+        """What the area is about, in words to embed: its name, description and first
+        aliases (the tagger compares a paper's embedding with this text's)."""
+        return f"{self.name}: {self.description} ({', '.join(self.aliases[:8])})"
 
 
 class _File(BaseModel):
@@ -416,6 +424,44 @@ def canonical_json(data: Any) -> bytes:
     import orjson
 
     return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def remember(taxonomy: Taxonomy) -> None:
+    """Keep the taxonomy's canonical JSON in the cache directory, under its sha256, once: what
+    `tagger retag` compares a later taxonomy with, to find the papers an edit cannot change.
+    A cache that cannot be written is ignored."""
+    from .embedders import cache_dir
+
+    where = cache_dir()
+    path = where / "taxonomies" / f"{taxonomy.sha256}.json" if where else None
+    if path is None or path.exists():
+        return
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(taxonomy.canonical())
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def recall(sha256: str) -> Taxonomy | None:
+    """The taxonomy :func:`remember` kept under ``sha256``, if it is there and intact."""
+    from .embedders import cache_dir
+
+    where = cache_dir()
+    if where is None or not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        return None
+    try:
+        raw = (where / "taxonomies" / f"{sha256}.json").read_bytes()
+        if hashlib.sha256(raw).hexdigest() != sha256:
+            return None
+        data = json.loads(raw)
+        areas = [Area.model_validate(area) for area in data["areas"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return _taxonomy(data["version"], areas, f"the taxonomy of sha256 {sha256[:12]}", {})
 
 
 def _read_yaml(raw: bytes | str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]:

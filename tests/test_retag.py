@@ -203,3 +203,54 @@ def test_retag_with_the_real_models_writes_what_tag_writes(tmp_path, monkeypatch
         assert output.read_bytes() == after, workers
     tagged = [json.loads(line)["tags"] for line in after.splitlines()]
     assert any(tag["id"] == "health.neuro" for tags in tagged for tag in tags)
+
+
+# One change each, of every kind an overlay makes, over the mini taxonomy: retag reads again
+# only the papers the change can touch (tagger.retag.Untouched) and must still write what tag
+# writes.
+CHANGES = {
+    "alias added": "edit:\n  graphs:\n    add: {aliases: [graph structure, message]}\n",
+    "alias removed": "edit:\n  rl:\n    remove: {aliases: [reinforcement learning]}\n",
+    "cue added": "edit:\n  rl:\n    add: {cues: [agent, policy]}\n",
+    "acronym removed": "edit:\n  graphs.gnn:\n    remove: {acronyms: [GNN]}\n",
+    "pattern added": "edit:\n  rl:\n    add: {patterns: ['(?i)\\bpolic(?:y|ies)\\b']}\n",
+    "exclusion added": "edit:\n  rl:\n    add: {exclude: [multi-agent reinforcement learning]}\n",
+    "requirement set": "edit:\n  rl.multi-agent:\n    add: {requires: [agents]}\n",
+    "renamed": "edit:\n  graphs:\n    set: {name: Learning on graphs}\n",
+    "described": "edit:\n  rl:\n    set: {description: Sequential decisions from reward.}\n",
+    "moved": "edit:\n  rl.multi-agent:\n    set: {parent: graphs}\n",
+    "crosswalk": "edit:\n  rl:\n    set: {crosswalk: {iclr: [learning theory]}}\n",
+    "dropped": "drop: [graphs.gnn]\n",
+    "new leaf": "areas:\n  - id: graphs.gnn.gcn\n    name: GCNs\n    parent: graphs.gnn\n"
+    "    aliases: [graph convolutional network]\n",
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_each_kind_of_change_retags_to_what_tag_writes(tmp_path, change, monkeypatch):
+    import tagger.retag
+
+    overlay = _overlay(tmp_path, "extends: base.yaml\n" + CHANGES[change])
+    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
+    after = _tag(overlay, tmp_path / "after.jsonl")
+    cleared = []
+    judge = tagger.retag.Untouched.__call__
+    monkeypatch.setattr(
+        tagger.retag.Untouched,
+        "__call__",
+        lambda self, r: cleared.append(judge(self, r)) or cleared[-1],
+    )
+    retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
+    assert (tmp_path / "re.jsonl").read_bytes() == after
+    assert len(cleared) == 31 and 0 < sum(cleared) < 31  # both ways taken
+
+
+def test_papers_tagged_with_an_unknown_taxonomy_are_all_read_again(tmp_path, monkeypatch):
+    """Without the old taxonomy (not in the cache, not the shipped one) nothing is cleared;
+    the output is the same."""
+    overlay = _overlay(tmp_path, MINI_OVERLAY)
+    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
+    after = _tag(overlay, tmp_path / "after.jsonl")
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path / "empty-cache"))
+    retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
+    assert (tmp_path / "re.jsonl").read_bytes() == after
