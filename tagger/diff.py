@@ -360,10 +360,14 @@ def _change_lines(change: TagChange, kind: str) -> list[str]:
     else:
         score = change.new_score if change.change == "gained" else change.old_score
         head = f"  {_SIGNS[change.change]} {name} ({score:.2f})"
+    # one line per rule and sign: a rule that fired six times is one line, "×6"
+    seen: dict[tuple[str, str, str, str], list[EvidenceChange]] = {}
+    for e in change.evidence:
+        seen.setdefault((e.change, e.rule, e.kind, e.area), []).append(e)
     return [head] + [
-        f"      {_SIGNS[e.change]} `{printable(e.rule)}` [{e.kind}, {printable(e.area)}] "
-        f'"{printable(e.text)}"'
-        for e in change.evidence
+        f"      {_SIGNS[sign]} `{printable(rule)}` [{kind}, {printable(area)}] "
+        f'"{printable(hits[0].text)}"' + (f" ×{len(hits)}" if len(hits) > 1 else "")
+        for (sign, rule, kind, area), hits in seen.items()
     ]
 
 
