@@ -186,7 +186,10 @@ def retag_files(
             return summary  # nothing to retag: every line was reported
         config = TaggerConfig(**first.record.provenance.settings)
         tagger = stack.enter_context(Tagger.for_retag(taxonomy, config))
-        records = _retaggable(itertools.chain([first], lines), tagger.provenance, reject)
+        dimensions = tagger.area_vectors.shape[1]
+        records = _retaggable(
+            itertools.chain([first], lines), tagger.provenance, dimensions, reject
+        )
         results: Iterable[TaggedPaper] = tagger.retag_many(records, workers=workers)
         if progress:
             from tqdm import tqdm
@@ -216,17 +219,22 @@ def _first_retaggable(
 
 
 def _retaggable(
-    lines: Iterable[TaggedLine], provenance: Provenance, reject: Callable[[InputError], None]
+    lines: Iterable[TaggedLine],
+    provenance: Provenance,
+    dimensions: int,
+    reject: Callable[[InputError], None],
 ) -> Iterator[TaggedPaper]:
     for line in lines:
-        problem = _not_retaggable(line, provenance)
+        problem = _not_retaggable(line, provenance, dimensions)
         if problem is None:
             yield line.record
         else:
             reject(problem)
 
 
-def _not_retaggable(line: TaggedLine, provenance: Provenance | None) -> InputError | None:
+def _not_retaggable(
+    line: TaggedLine, provenance: Provenance | None, dimensions: int | None = None
+) -> InputError | None:
     """Why a tagged line cannot be retagged to the bytes `tagger tag` would write, if it
     cannot: written by another version, with other models or settings than ``provenance``
     (the run's; taxonomies may differ, that is the point), or without a vector."""
@@ -248,9 +256,12 @@ def _not_retaggable(line: TaggedLine, provenance: Provenance | None) -> InputErr
             )
     if why is None:
         try:
-            vectors.decode(record.vector)
+            size = len(vectors.decode(record.vector))
         except ValueError as exc:
             why = f"'vector': {exc}"
+        else:
+            if dimensions is not None and size != dimensions:
+                why = f"'vector': it has {size:,} values, and the model's vectors {dimensions:,}"
     if why is None:
         return None
     return InputError(

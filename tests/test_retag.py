@@ -114,8 +114,10 @@ def test_lines_that_cannot_be_retagged_are_reported_and_the_rest_written(tmp_pat
     other["provenance"]["settings"] = {"min_score": 0.5}
     broken = json.loads(lines[4])
     broken["vector"] = "not base64!"
-    mixed = [lines[0], *(json.dumps(r).encode() + b"\n" for r in (old, bare, other, broken))]
-    mixed += [b'{"paper": "not a tagged line"}\n', *lines[5:]]
+    short = json.loads(lines[5])
+    short["vector"] = "AAECAwQFBgcICQ=="  # 10 values, the model's vectors have more
+    mixed = [lines[0], *(json.dumps(r).encode() + b"\n" for r in (old, bare, other, broken, short))]
+    mixed += [b'{"paper": "not a tagged line"}\n', *lines[6:]]
     (tmp_path / "mixed.jsonl").write_bytes(b"".join(mixed))
     runner = CliRunner()
     result = runner.invoke(
@@ -138,18 +140,20 @@ def test_lines_that_cannot_be_retagged_are_reported_and_the_rest_written(tmp_pat
         (3, "cannot retag"),
         (4, "cannot retag"),
         (5, "cannot retag"),
-        (6, "not a line of tagged JSONL (run `tagger tag` first)"),
+        (6, "cannot retag"),
+        (7, "not a line of tagged JSONL (run `tagger tag` first)"),
     ]
     reasons = [e["reason"] for e in errors]
     assert "it was tagged by tagger 0.5.0" in reasons[0]
     assert reasons[1] == "cannot retag: it holds no paper vector; tag the papers again"
     assert "min_score=0.5 (the first line: default)" in reasons[2]
     assert reasons[3] == "cannot retag: 'vector': the vector is not base64"
+    assert reasons[4] == "cannot retag: 'vector': it has 10 values, and the model's vectors 64"
     assert all(e["source"] == str(tmp_path / "mixed.jsonl") for e in errors)
     kept = (tmp_path / "re.jsonl").read_bytes().splitlines(keepends=True)
-    assert kept == [lines[0], *lines[5:]]  # the same taxonomy: the same bytes
+    assert kept == [lines[0], *lines[6:]]  # the same taxonomy: the same bytes
     assert result.stderr.splitlines()[-1] == (
-        f"retagged {len(kept)} papers to {tmp_path / 're.jsonl'}, 5 rejected: "
+        f"retagged {len(kept)} papers to {tmp_path / 're.jsonl'}, 6 rejected: "
         f"see {tmp_path / 'errors.jsonl'}"
     )
 
