@@ -12,18 +12,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .cluster import tag_on_cluster
     from .config import TaggerConfig
+    from .diff import diff_tagged
     from .errors import InputError, ModelError, TaggerError, TaxonomyError
     from .output import read_tagged
     from .pipeline import Tagger
     from .query import filter_tagged
     from .readers import read_papers
     from .records import AreaTag, Evidence, Keyphrase, Paper, TaggedPaper
-    from .run import RunSummary, tag_files
+    from .run import RunSummary, retag_files, tag_files
     from .taxonomy import Taxonomy, load_taxonomy
 
 _HOME = {
     "tag_on_cluster": "cluster",
     "TaggerConfig": "config",
+    "diff_tagged": "diff",
     "InputError": "errors",
     "ModelError": "errors",
     "TaggerError": "errors",
@@ -40,6 +42,7 @@ _HOME = {
     "TaggedPaper": "records",
     "RunSummary": "run",
     "tag_files": "run",
+    "retag_files": "run",
     "Taxonomy": "taxonomy",
     "load_taxonomy": "taxonomy",
 }
@@ -73,10 +76,12 @@ __all__ = [
     "TaggerError",
     "Taxonomy",
     "TaxonomyError",
+    "diff_tagged",
     "filter_tagged",
     "load_taxonomy",
     "read_papers",
     "read_tagged",
+    "retag_files",
     "tag_files",
     "tag_on_cluster",
     "__version__",

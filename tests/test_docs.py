@@ -41,7 +41,7 @@ def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path, monkey
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(tmp_path)  # the examples write tagged.jsonl and errors.jsonl here
     blocks = re.findall(r"```python\n(.*?)```", README, re.S)
-    assert len(blocks) == 3  # the Python API, a run with its settings, the spaCy component
+    assert len(blocks) == 4  # the API, a run with its settings, retag and diff, spaCy
     printed = []
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
@@ -52,6 +52,8 @@ def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path, monkey
     # the second block says, after each print, what it prints
     assert printed[1] == re.findall(r"^print\(.*?\n(?:.*\n)*?# (.*)$", blocks[1], re.M)
     assert (tmp_path / "errors.jsonl").read_text() == ""
+    assert printed[2][0] == re.search(r"^# (retagged .*)$", blocks[2], re.M).group(1)
+    assert printed[2][1].startswith(("True [", "False ["))
 
 
 def test_the_readme_lists_every_setting_with_its_default():
