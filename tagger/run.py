@@ -57,7 +57,8 @@ class RunSummary:
     verb: str = "tagged"  # what the run did to the papers: tagged, retagged
 
     def __str__(self) -> str:
-        text = f"{self.verb} {self.tagged:,} papers" + (f" to {self.output}" if self.output else "")
+        papers = f"{self.tagged:,} paper{'s' * (self.tagged != 1)}"
+        text = f"{self.verb} {papers}" + (f" to {self.output}" if self.output else "")
         if self.resumed:
             text += f" after the {self.resumed:,} already there"
         if self.duplicates:
@@ -172,19 +173,30 @@ def retag_files(
     )
     with contextlib.ExitStack() as stack:
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
+        if path is None:
+            stream = output
+        elif path.suffix.lower() != ".parquet":
+            stream = stack.enter_context(_closing(open_output(path)))
+        else:
+            stream = None  # written whole by _write
 
         def reject(error: InputError) -> None:
             summary.rejected += 1
             warn(f"skipped {error}")
             if report:
                 where = {"source": error.source, "line": error.line, "record": error.record}
-                report.write(dumps({**where, "id": error.record_id, "reason": error.reason}))
+                try:
+                    report.write(dumps({**where, "id": error.record_id, "reason": error.reason}))
+                except OSError as exc:
+                    raise TaggerError(
+                        f"cannot write the errors report {errors}: {exc.strerror or exc}"
+                    ) from None
 
         lines = itertools.chain.from_iterable(read_tagged_lines(s, skip=reject) for s in inputs)
-        first, lines = _first_retaggable(lines, reject)
-        if first is None:
-            return summary  # nothing to retag: every line was reported
-        config = TaggerConfig(**first.record.provenance.settings)
+        first, config, lines = _first_retaggable(lines, reject)
+        if first is None or config is None:  # nothing to retag: every line was reported
+            _write([], path, stream, summary, None, resumable=False)
+            return summary
         tagger = stack.enter_context(Tagger.for_retag(taxonomy, config))
         dimensions = tagger.area_vectors.shape[1]
         records = _retaggable(
@@ -195,27 +207,30 @@ def retag_files(
             from tqdm import tqdm
 
             results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
-        if path is None:
-            stream = output
-        elif path.suffix.lower() != ".parquet":
-            stream = stack.enter_context(_closing(open_output(path)))
-        else:
-            stream = None  # written whole by _write
-        _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
+        _write(results, path, stream, summary, _TimeoutReport(tagger, warn), resumable=False)
     return summary
 
 
 def _first_retaggable(
     lines: Iterator[TaggedLine], reject: Callable[[InputError], None]
-) -> tuple[TaggedLine | None, Iterator[TaggedLine]]:
-    """The first line this version can retag (the run takes its settings), the others before it
-    rejected, and the lines after it."""
+) -> tuple[TaggedLine | None, TaggerConfig | None, Iterator[TaggedLine]]:
+    """The first line this version can retag and its settings (the run takes them over), the
+    others before it rejected, and the lines after it."""
     for line in lines:
         problem = _not_retaggable(line, None)
         if problem is None:
-            return line, lines
+            try:
+                return line, TaggerConfig(**line.record.provenance.settings), lines
+            except (TypeError, ValueError) as exc:
+                why = str(exc).splitlines()[0].removeprefix("TaggerConfig.__init__() ")
+                problem = InputError(
+                    f"cannot retag: its settings are not this version's: {why}",
+                    source=line.source,
+                    line=line.number,
+                    record_id=line.record.paper.id,
+                )
         reject(problem)
-    return None, lines
+    return None, None, lines
 
 
 def _retaggable(
@@ -248,10 +263,11 @@ def _not_retaggable(
     elif record.vector is None:
         why = "it holds no paper vector; tag the papers again"
     elif provenance is not None:
-        same = {"taxonomy_version": "", "taxonomy_sha256": ""}
-        if written.model_copy(update=same) != provenance.model_copy(update=same):
+        same = {"taxonomy_version": "", "taxonomy_sha256": ""}  # the taxonomy may differ
+        written, first = written.model_copy(update=same), provenance.model_copy(update=same)
+        if written != first:
             why = (
-                f"{_differences(written, provenance).replace('this run', 'the first line')}; "
+                f"{_differences(written, first).replace('this run', 'the first line')}; "
                 "retag files tagged alike together"
             )
     if why is None:
@@ -277,27 +293,31 @@ def _write(
     path: Path | None,
     stream: IO[bytes] | None,
     summary: RunSummary,
-    timeouts: _TimeoutReport,
+    timeouts: _TimeoutReport | None,
+    *,
+    resumable: bool = True,
 ) -> None:
     """Write the results: JSONL lines to ``stream``, or a Parquet file at ``path`` (written
-    whole at the end); a failed write says how many lines are complete."""
+    whole at the end); a failed write says how many lines are complete, and how to go on."""
     parquet = path is not None and path.suffix.lower() == ".parquet"
     writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
     try:
         for tagged in results:
             writer.write(tagged)
-            timeouts.check()
+            if timeouts:
+                timeouts.check()
         if parquet:
             writer.close()
     except BrokenPipeError:
         raise
     except OSError as exc:  # a full disk, a vanished mount
         where = f"write {path}" if path else "write the output"
-        hint = (
-            "fix this and run the same command with --resume to continue"
-            if path
-            else "write to a file with -o FILE to be able to resume"
-        )
+        if not resumable:
+            hint = "fix this and run the command again"
+        elif path:
+            hint = "fix this and run the same command with --resume to continue"
+        else:
+            hint = "write to a file with -o FILE to be able to resume"
         raise TaggerError(
             f"cannot {where}: {exc.strerror or exc}. The {writer.count:,} lines written are "
             f"complete; {hint}"
@@ -306,7 +326,8 @@ def _write(
         summary.tagged = writer.count
         if parquet and writer.temporary.exists():
             writer.discard()
-    timeouts.finish()
+    if timeouts:
+        timeouts.finish()
 
 
 def _papers(

@@ -359,8 +359,17 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     return _load(Path(path) if path is not None else default_taxonomy_path(), ())
 
 
+MAX_TAXONOMY_BYTES = 64 * 2**20  # the shipped taxonomy is under 1 MB
+
+
 def _load(path: Path, extending: tuple[Path, ...]) -> Taxonomy:
     try:
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise TaxonomyError([f"{path}: is not a regular file (a device or a pipe?)"])
+        if path.is_file() and path.stat().st_size > MAX_TAXONOMY_BYTES:
+            raise TaxonomyError(
+                [f"{path}: is larger than {MAX_TAXONOMY_BYTES // 2**20} MB; not a taxonomy"]
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         raise TaxonomyError([f"{path}: no such taxonomy file"]) from None
@@ -476,6 +485,7 @@ def _read_yaml(raw: bytes | str, source: str) -> tuple[Any, dict[tuple[Any, ...]
             node = loader.get_single_node()
             if node is not None:
                 _check_size(node, source)  # before anything walks the tree its aliases make
+                _duplicate_keys(node, source)
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -554,7 +564,7 @@ def _overlay(
         sub = new_lines.get(n, {})
         origins.update({("areas", len(areas), *path): found for path, found in sub.items()})
         areas.append(area)
-    problems += _cross_check(areas, origins, source)
+    problems += _cross_check(areas, origins, source, dropped)
     if problems:
         raise TaxonomyError(problems)
     version = f"{base.version}+{parsed.version or Path(source).stem}"
@@ -566,8 +576,10 @@ def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, .
     if path.resolve() in extending:
         chain = " -> ".join(p.name for p in (*extending, path.resolve()))
         raise TaxonomyError([f"{where}: extends {extends!r}, which leads back to itself ({chain})"])
-    if len(extending) >= MAX_EXTENDS:
-        raise TaxonomyError([f"{where}: more than {MAX_EXTENDS} overlays extend one another"])
+    if len(extending) > MAX_EXTENDS:
+        raise TaxonomyError(
+            [f"{where}: more than {MAX_EXTENDS} overlays extend one another; merge some of them"]
+        )
     if not path.is_file():
         what = "is not a file" if path.exists() else "does not exist"
         raise TaxonomyError(
@@ -603,17 +615,19 @@ def _edit(
     for op in ("remove", "add"):
         for name in _Rules.model_fields:
             current: list[str] = fields[name]
+            present = set(current)
             for m, item in enumerate(getattr(getattr(edit, op), name)):
                 where, one = here("edit", area_id, op, name, m), _ONE[name]
-                if op == "remove" and item not in current:
+                if op == "remove" and item not in present:
                     guess = difflib.get_close_matches(item, current, n=1)
                     hint = f" (did you mean {guess[0]!r}?)" if guess else ""
                     problems.append(f"{where}: area {area_id!r} has no {one} {item!r}{hint}")
                 elif op == "remove":
                     k = current.index(item)
                     del current[k]
+                    present.discard(item)
                     _renumber(sub, name, k)
-                elif item in current:
+                elif item in present:
                     first = sub.get((name, current.index(item)))
                     problems.append(
                         f"{where}: area {area_id!r} already has the {one} {item!r}"
@@ -621,9 +635,10 @@ def _edit(
                     )
                 else:
                     current.append(item)
+                    present.add(item)
                     sub[(name, len(current) - 1)] = where
     given = edit.set
-    for name in given.model_fields_set:
+    for name in [name for name in _Set.model_fields if name in given.model_fields_set]:
         value, where = getattr(given, name), here("edit", area_id, "set", name)
         if name == "crosswalk":
             for scheme, labels in value.items():
@@ -739,6 +754,34 @@ def _kids(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def _duplicate_keys(node: yaml.Node, source: str) -> None:
+    """Refuse a mapping that gives a key twice: YAML would keep the last silently (an overlay's
+    second edit of an area would replace its first)."""
+    problems = []
+    stack = [node]
+    seen_nodes: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen_nodes:
+            continue
+        seen_nodes.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key, _ in current.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    continue
+                line = key.start_mark.line + 1
+                if key.value in first:
+                    problems.append(
+                        f"{source} line {line}: {key.value!r} is given twice in one mapping "
+                        f"(first on line {first[key.value]}); YAML would keep only the last"
+                    )
+                first.setdefault(key.value, line)
+        stack.extend(_kids(current))
+    if problems:
+        raise TaxonomyError(problems)
+
+
 def _line_numbers(node: yaml.Node) -> dict[tuple[Any, ...], int]:
     """Map each path in the document (('areas', 3, 'parent'), ...) to its 1-based line."""
     lines: dict[tuple[Any, ...], int] = {}
@@ -800,6 +843,9 @@ def _render(
         return f"{where}: {subject}: unknown field{hint}"
     if kind == "missing":
         return f"{where}: {subject}: required field is missing"
+    if kind in ("model_type", "model_attributes_type"):
+        allowed = ", ".join(_fields_at(loc, top))
+        return f"{where}: {subject}: expected a mapping" + (f" of {allowed}" if allowed else "")
     message = message.removeprefix("Value error, ")
     return f"{where}: {subject}: {message}"
 
@@ -820,7 +866,10 @@ def _fields_at(loc: tuple[Any, ...], top: type[BaseModel]) -> list[str]:
 
 
 def _cross_check(
-    areas: list[Area], origins: dict[tuple[Any, ...], Origin], source: str
+    areas: list[Area],
+    origins: dict[tuple[Any, ...], Origin],
+    source: str,
+    dropped: dict[str, Origin] | None = None,
 ) -> list[str]:
     """What the areas' fields cannot say alone: unique ids, parents that exist and form a tree,
     facets at roots, crosswalk labels of known schemes. Each problem names the file and line
@@ -848,7 +897,14 @@ def _cross_check(
     ids = list(seen)
     for index, area in enumerate(areas):
         if area.parent is not None and area.parent not in seen:
-            guess = difflib.get_close_matches(area.parent, ids, n=1)
+            if dropped and area.parent in dropped:
+                problems.append(
+                    f"{at('areas', index, 'parent')}: area {area.id!r} names parent "
+                    f"{area.parent!r}, which is dropped ({dropped[area.parent]})"
+                )
+                continue
+            others = [other for other in ids if other != area.id]
+            guess = difflib.get_close_matches(area.parent, others, n=1)
             hint = f" (did you mean {guess[0]!r}?)" if guess else ""
             problems.append(
                 f"{at('areas', index, 'parent')}: area {area.id!r} names parent {area.parent!r}, "
@@ -875,9 +931,11 @@ def _cross_check(
             )
     for index, area in enumerate(areas):
         if area.facet and area.parent is not None:
+            parent = at("areas", index, "parent")
             problems.append(
                 f"{at('areas', index, 'facet')}: area {area.id!r} is marked 'facet' but has a "
                 "parent; only a root can be a facet (its sub-areas are the facet's values)"
+                + (f" (the parent is set at {parent})" if parent != at("areas", index) else "")
             )
     known = schemes()
     for index, area in enumerate(areas):

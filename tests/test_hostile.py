@@ -48,7 +48,8 @@ def test_hostile_input(name, tmp_path):
         assert record["reason"].startswith(reason), record
         assert record["source"] == str(HOSTILE / name)
     summary = result.stderr.strip().splitlines()[-1]
-    assert summary.startswith(f"tagged {expected['tagged']} papers")
+    papers = "paper" if expected["tagged"] == 1 else "papers"
+    assert summary.startswith(f"tagged {expected['tagged']} {papers}")
     if expected.get("stderr"):
         assert expected["stderr"] in result.stderr
 

@@ -170,7 +170,7 @@ def test_resume_of_the_same_run_goes_on(interrupted):
     source, out = interrupted
     result = run("tag", source, "-o", out, "--resume", *MINI)
     assert result.exit_code == 0
-    assert result.stderr.splitlines()[-1] == f"tagged 1 papers to {out} after the 2 already there"
+    assert result.stderr.splitlines()[-1] == f"tagged 1 paper to {out} after the 2 already there"
 
 
 # --- 4. one writer per file ---------------------------------------------------------------------

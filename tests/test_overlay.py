@@ -256,6 +256,21 @@ def test_builtin_is_the_shipped_taxonomy(tmp_path):
             "extends: base.yaml\nedit:\n  rl:\n    set: {name: null}\n",
             "lab.yaml line 4: area 'rl': name cannot be null",
         ),
+        (
+            "extends: base.yaml\nedit:\n  rl:\n    add: {cues: [a]}\n  rl:\n    add: {cues: [b]}\n",
+            "lab.yaml line 5: 'rl' is given twice in one mapping (first on line 3); YAML would "
+            "keep only the last",
+        ),
+        (
+            "extends: base.yaml\nedit:\n  rl:\n",
+            "lab.yaml line 3: edit of area 'rl': expected a mapping of add, remove, set",
+        ),
+        (
+            "extends: base.yaml\ndrop: [graphs]\nareas:\n  - id: graphs.x\n    name: X\n"
+            "    parent: graphs\n",
+            "lab.yaml line 6: area 'graphs.x' names parent 'graphs', which is dropped "
+            "({dir}/lab.yaml line 2)",
+        ),
     ],
 )
 def test_overlay_errors_name_the_file_and_line(tmp_path, base, text, expected):

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from tagger import Tagger
 from tagger.cli import main
+from tagger.output import read_tagged
 from tagger.run import retag_files, tag_files
 from tagger.taxonomy import load_taxonomy
 
@@ -258,3 +259,41 @@ def test_papers_tagged_with_an_unknown_taxonomy_are_all_read_again(tmp_path, mon
     monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path / "empty-cache"))
     retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
     assert (tmp_path / "re.jsonl").read_bytes() == after
+
+
+def test_a_first_line_with_unreadable_settings_is_rejected_and_the_next_leads(tmp_path):
+    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
+    lines = (tmp_path / "before.jsonl").read_bytes().splitlines(keepends=True)
+    odd = json.loads(lines[0])
+    odd["provenance"]["settings"] = {"bogus": 1}
+    (tmp_path / "odd.jsonl").write_bytes(json.dumps(odd).encode() + b"\n" + b"".join(lines[1:]))
+    summary = retag_files(
+        load_taxonomy(MINI_TAXONOMY),
+        [tmp_path / "odd.jsonl"],
+        tmp_path / "re.jsonl",
+        errors=tmp_path / "errors.jsonl",
+        warn=lambda message: None,
+    )
+    assert (summary.tagged, summary.rejected) == (len(lines) - 1, 1)
+    [error] = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
+    assert error["line"] == 1 and "unexpected keyword argument 'bogus'" in error["reason"]
+    assert (tmp_path / "re.jsonl").read_bytes() == b"".join(lines[1:])
+
+
+@pytest.mark.parametrize("output", ["re.jsonl", "re.parquet"])
+def test_nothing_to_retag_still_writes_an_empty_output(tmp_path, output):
+    """An output left from an earlier run must not pass for this run's."""
+    (tmp_path / output).write_text("an earlier run's output\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    summary = retag_files(
+        load_taxonomy(MINI_TAXONOMY), [tmp_path / "empty.jsonl"], tmp_path / output
+    )
+    assert summary.tagged == 0
+    assert not list(read_tagged(tmp_path / output))
+
+
+def test_a_device_is_not_a_taxonomy(tmp_path):
+    from tagger.errors import TaxonomyError
+
+    with pytest.raises(TaxonomyError, match="is not a regular file"):
+        load_taxonomy("/dev/zero")
