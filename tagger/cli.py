@@ -152,6 +152,11 @@ taxonomy_option = click.option(
 )
 tagged_argument = click.argument("tagged", metavar="FILE")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr. Default: when stderr is a terminal.",
+)
 
 
 def _print_json(data: Any) -> None:
@@ -220,11 +225,7 @@ def main() -> None:
     is_flag=True,
     help="Continue an interrupted run: keep the complete lines of -o FILE, tag the rest.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr. Default: when stderr is a terminal.",
-)
+@progress_option
 @click.option(
     "--cluster",
     metavar="ADDRESS",
@@ -317,18 +318,15 @@ def tag(
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Processes retagging in parallel (worth it from some 20,000 papers).",
+    help="Processes retagging in parallel. Each starts spaCy and the rules again: one is "
+    "faster on a few thousand papers.",
 )
 @click.option(
     "--errors",
     type=FILE,
     help="Write lines that cannot be retagged here as JSONL (source, line, reason).",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr. Default: when stderr is a terminal.",
-)
+@progress_option
 def retag(
     inputs: tuple[str, ...],
     output: Path | None,
