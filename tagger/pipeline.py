@@ -59,6 +59,7 @@ class Tagger:
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
         self._worker_timeouts: Counter[tuple[str, str]] = Counter()
         self._retagging = False
+        self._untouched_by: dict[str, Callable[[TaggedPaper], bool]] = {}  # by old taxonomy
 
     @classmethod
     def from_taxonomy(
@@ -218,7 +219,7 @@ class Tagger:
     def _untouched(self, sha256: str) -> Callable[[TaggedPaper], bool]:
         """For lines tagged with the taxonomy of ``sha256``: which of them this taxonomy cannot
         change (none, if that taxonomy is not in the cache)."""
-        known = self.__dict__.setdefault("_untouched_by", {})
+        known = self._untouched_by
         if sha256 not in known:
             from .retag import Untouched
 
