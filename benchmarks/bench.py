@@ -149,17 +149,20 @@ def family(root: int) -> set[int]:
     return found
 
 
+def rss(pid: int) -> int:
+    """Resident bytes of one process (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def tree_rss(root: int) -> int:
     """Resident bytes of a process and all its descendants."""
-    total = 0
-    for pid in family(root):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return total
+    return sum(rss(pid) for pid in family(root))
 
 
 def measure(command: list[str]) -> tuple[str, float, int]:

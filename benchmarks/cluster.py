@@ -25,24 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import family, perturbed, unique_abstracts  # noqa: E402
-
-
-def processes(root: int) -> dict[int, tuple[int, str]]:
-    """pid -> (resident bytes, command line) of ``root`` and its descendants."""
-    found = {}
-    for pid in family(root):
-        try:
-            rss = next(
-                int(line.split()[1]) * 1024
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                if line.startswith("VmRSS:")
-            )
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, StopIteration):
-            continue
-        found[pid] = (rss, command)
-    return found
+from bench import family, perturbed, rss, unique_abstracts  # noqa: E402
 
 
 def run(command: list[str], watch: Path | None = None, lines: int = 0) -> dict:
@@ -57,9 +40,9 @@ def run(command: list[str], watch: Path | None = None, lines: int = 0) -> dict:
     def sample() -> None:
         nonlocal peak_worker, peak_tree, first
         while not stop.is_set():
-            found = processes(proc.pid)
-            peak_tree = max(peak_tree, sum(rss for rss, _ in found.values()))
-            workers = [rss for pid, (rss, _) in found.items() if pid != proc.pid]
+            found = {pid: rss(pid) for pid in family(proc.pid)}
+            peak_tree = max(peak_tree, sum(found.values()))
+            workers = [size for pid, size in found.items() if pid != proc.pid]
             peak_worker = max([peak_worker, *workers])
             if first is None and watch is not None and _reached(watch, lines):
                 first = time.perf_counter() - started

@@ -19,7 +19,6 @@ tag` writes locally for the same inputs.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -34,7 +33,8 @@ from typing import Any
 from .config import TaggerConfig
 from .errors import InputError, InputNotice, TaggerError
 from .files import open_input
-from .output import JsonlWriter, ParquetWriter, dumps
+from .onnx_export import sha256
+from .output import JsonlWriter, ParquetWriter, rejected_line
 from .readers import iter_records, read_line_range, read_parquet
 from .taxonomy import Taxonomy
 
@@ -294,8 +294,7 @@ def tag_partition(
         if isinstance(item, InputNotice):
             notices.append(str(item))
         elif isinstance(item, InputError):
-            where = {"source": item.source, "line": item.line, "record": item.record}
-            errors.append(dumps({**where, "id": item.record_id, "reason": item.reason}))
+            errors.append(rejected_line(item))
         else:
             papers.append(item)
     part = out / f"{partition.name}.{part_format}"
@@ -317,7 +316,7 @@ def tag_partition(
         index=partition.index,
         tagged=len(papers),
         rejected=len(errors),
-        sha256=_sha256(part),
+        sha256=sha256(part),
         ids=[paper.id for paper in papers],
         notices=notices,
     )
@@ -334,20 +333,12 @@ def _write_whole(path: Path, data: bytes, attempt: str) -> None:
     os.replace(temporary, path)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def complete(directory: Path, partition: Partition, part_format: str) -> dict | None:
     """The ``done`` record of a partition whose part is complete and unchanged, else None."""
     part = directory / f"{partition.name}.{part_format}"
     try:
         done = json.loads((directory / f"{partition.name}.done.json").read_text())
-        return done if part.is_file() and _sha256(part) == done["sha256"] else None
+        return done if part.is_file() and sha256(part) == done["sha256"] else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

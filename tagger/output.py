@@ -59,6 +59,13 @@ def dumps(record: BaseModel | dict[str, Any]) -> bytes:
     return line
 
 
+def rejected_line(error: InputError) -> bytes:
+    """One line of an errors report (``--errors``, a part's ``.errors.jsonl``): where the
+    rejected record is, the record as read, its id if known, and why."""
+    where = {"source": error.source, "line": error.line, "record": error.record}
+    return dumps({**where, "id": error.record_id, "reason": error.reason})
+
+
 def _finite(value: Any) -> Any:
     """NaN and infinities as null, as orjson writes them."""
     if isinstance(value, float) and not math.isfinite(value):

@@ -164,7 +164,6 @@ class Tagger:
         return self._batched(items, workers, size)
 
     def _batched(self, items: Iterable[Any], workers: int, size: int) -> Iterator[Any]:
-        run = self.retag_batch if self._retagging else self.tag_batch
         batches = _batches(items, size)
         if workers > 1 and self._workers is None:
             first = list(islice(batches, 2))
@@ -173,7 +172,7 @@ class Tagger:
             batches = chain(first, batches)
         if workers == 1:
             for batch in batches:
-                yield from run(batch)
+                yield from self._batch(batch)
             return
         pool = self._pool(workers)
         pending: deque = deque()
@@ -189,6 +188,10 @@ class Tagger:
                 yield from next_results()
         while pending:
             yield from next_results()
+
+    def _batch(self, batch: list[Any]) -> list[TaggedPaper]:
+        """A batch of papers tagged, or of tagged records retagged, as this Tagger does."""
+        return self.retag_batch(batch) if self._retagging else self.tag_batch(batch)
 
     def tag_batch(self, papers: list[Paper]) -> list[TaggedPaper]:
         """Tag a list of papers at once: one spaCy pass, one embedding call."""
@@ -482,10 +485,7 @@ def _end_with_parent(parent: int) -> None:
 
 def _tag_in_worker(batch: list[Paper]) -> tuple[list[TaggedPaper], Counter[tuple[str, str]]]:
     assert _worker_tagger is not None, "worker was not started with _start_worker"
-    if _worker_tagger._retagging:
-        results = _worker_tagger.retag_batch(batch)
-    else:
-        results = _worker_tagger.tag_batch(batch)
+    results = _worker_tagger._batch(batch)
     timeouts = Counter(_worker_tagger.rules.timeouts)
     _worker_tagger.rules.timeouts.clear()
     return results, timeouts

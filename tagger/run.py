@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from . import vectors
 from .config import TaggerConfig
@@ -30,9 +30,9 @@ from .output import (
     ParquetWriter,
     TaggedLine,
     cut_partial_line,
-    dumps,
     read_tagged,
     read_tagged_lines,
+    rejected_line,
 )
 from .pipeline import Tagger, tagger_version
 from .readers import iter_records
@@ -111,29 +111,19 @@ def tag_files(
     workers = _usable_workers(workers, warn)
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
-    parquet = path is not None and path.suffix.lower() == ".parquet"
-    if parquet and resume:
+    if _is_parquet(path) and resume:
         raise TaggerError(
             "--resume continues JSONL output; a Parquet file is written whole at the end of a "
             "run: run it again"
         )
     with contextlib.ExitStack() as stack:
-        if parquet:
-            stream = None
-        elif path:
-            stream = stack.enter_context(_closing(open_output(path, append=resume)))
-        else:
-            stream = output
+        stream = _output_stream(stack, output, path, append=resume)
         resumed = _Resume(path, tagger.provenance) if resume else None
         summary.resumed = len(resumed.records) if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         records = itertools.chain.from_iterable(readers)
         papers = _papers(records, summary, report, warn, note or _quiet, resumed)
-        results: Iterable[TaggedPaper] = tagger.tag_many(papers, workers=workers)
-        if progress:
-            from tqdm import tqdm
-
-            results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+        results = _shown(tagger.tag_many(papers, workers=workers), progress)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
     return summary
 
@@ -173,20 +163,14 @@ def retag_files(
     )
     with contextlib.ExitStack() as stack:
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
-        if path is None:
-            stream = output
-        elif path.suffix.lower() != ".parquet":
-            stream = stack.enter_context(_closing(open_output(path)))
-        else:
-            stream = None  # written whole by _write
+        stream = _output_stream(stack, output, path)
 
         def reject(error: InputError) -> None:
             summary.rejected += 1
             warn(f"skipped {error}")
             if report:
-                where = {"source": error.source, "line": error.line, "record": error.record}
                 try:
-                    report.write(dumps({**where, "id": error.record_id, "reason": error.reason}))
+                    report.write(rejected_line(error))
                 except OSError as exc:
                     raise TaggerError(
                         f"cannot write the errors report {errors}: {exc.strerror or exc}"
@@ -202,11 +186,7 @@ def retag_files(
         records = _retaggable(
             itertools.chain([first], lines), tagger.provenance, dimensions, reject
         )
-        results: Iterable[TaggedPaper] = tagger.retag_many(records, workers=workers)
-        if progress:
-            from tqdm import tqdm
-
-            results = tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+        results = _shown(tagger.retag_many(records, workers=workers), progress)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn), resumable=False)
     return summary
 
@@ -288,6 +268,32 @@ def _not_retaggable(
     )
 
 
+def _is_parquet(path: Path | None) -> bool:
+    return path is not None and path.suffix.lower() == ".parquet"
+
+
+def _output_stream(
+    stack: contextlib.ExitStack, output: Any, path: Path | None, append: bool = False
+) -> IO[bytes] | None:
+    """Where JSONL lines go: the stream given, or the file at ``path``, opened now (so that an
+    earlier run's output never passes for this one's); None for Parquet, which _write writes
+    whole at the end."""
+    if path is None:
+        return output  # a stream: stdout, or one the caller opened
+    if _is_parquet(path):
+        return None
+    return stack.enter_context(_closing(open_output(path, append=append)))
+
+
+def _shown(results: Iterable[TaggedPaper], progress: bool) -> Iterable[TaggedPaper]:
+    """The results, with a progress bar on stderr if asked for."""
+    if not progress:
+        return results
+    from tqdm import tqdm
+
+    return tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
+
+
 def _write(
     results: Iterable[TaggedPaper],
     path: Path | None,
@@ -299,7 +305,7 @@ def _write(
 ) -> None:
     """Write the results: JSONL lines to ``stream``, or a Parquet file at ``path`` (written
     whole at the end); a failed write says how many lines are complete, and how to go on."""
-    parquet = path is not None and path.suffix.lower() == ".parquet"
+    parquet = _is_parquet(path)
     writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
     try:
         for tagged in results:
@@ -350,8 +356,7 @@ def _papers(
             summary.rejected += 1
             warn(f"skipped {item}")
             if report:
-                where = {"source": item.source, "line": item.line, "record": item.record}
-                report.write(dumps({**where, "id": item.record_id, "reason": item.reason}))
+                report.write(rejected_line(item))
             continue
         if item.id in seen:
             summary.duplicates += 1
