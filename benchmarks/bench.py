@@ -53,7 +53,7 @@ def child(system: str, source: str, output: str) -> None:
         import torch
         from keybert import KeyBERT
 
-        from tagger.embedders import MiniLMEmbedder
+        from tagger.language.embedders import MiniLMEmbedder
 
         torch.set_num_threads(int(system.split("-")[1]))
         model = KeyBERT(model=MiniLMEmbedder().model)
@@ -76,7 +76,7 @@ def child(system: str, source: str, output: str) -> None:
         run(warm)
     elif system == "keyphrases":
         from tagger import Tagger
-        from tagger.text import analyse, paper_text
+        from tagger.language.text import analyse, paper_text
 
         tagger = Tagger.from_taxonomy()
         papers = [(r.get("title"), r["abstract"]) for r in rows]
@@ -101,7 +101,7 @@ def child(system: str, source: str, output: str) -> None:
         run(warm)
     else:  # the full pipeline as the command line runs it: read, tag, write JSONL
         from tagger import Tagger, TaggerConfig, tag_files
-        from tagger.readers import read_papers
+        from tagger.io.readers import read_papers
 
         workers = 1 if system == "tag-1" else len(os.sched_getaffinity(0))
         backend = {"tag-onnx": "onnx", "tag-torch": "torch"}.get(system, "onnx-int8")
@@ -252,7 +252,7 @@ def main() -> None:
         child(args.child, args.input, args.output)
         return
 
-    from tagger.evaluate import mean_keyphrase_f1
+    from tagger.corpus.evaluate import mean_keyphrase_f1
 
     workdir = Path(tempfile.mkdtemp(prefix="tagger-bench-"))
     rows = unique_abstracts(args.data, args.n)

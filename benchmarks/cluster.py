@@ -1,6 +1,6 @@
 """`tagger tag --cluster local:2` against `tagger tag --workers 2` on the same synthetic records,
 in one run: throughput, peak RSS per worker process, and the time to the first complete part
-(a quarter of a partition: tagger.cluster.plan) against a local run's time to the same number
+(a quarter of a partition: tagger.runs.cluster.plan) against a local run's time to the same number
 of lines.
 
     python benchmarks/cluster.py                 # 20,000 perturbed abstracts, partitions of 2,000
@@ -84,7 +84,7 @@ def main() -> None:
     with open(source, "w", encoding="utf-8") as handle:
         for record in perturbed(unique_abstracts(args.data, 1000), args.n):
             handle.write(json.dumps(record) + "\n")
-    from tagger.cluster import plan
+    from tagger.runs.cluster import plan
 
     first = plan([str(source)], size=args.partition_size)[0]
     first_lines = first.stop - first.first  # the first part's records, as the cluster cuts it

@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import unique_abstracts  # noqa: E402
 
 STAGES = {  # stage -> (module, owner, attribute) wrapped to time it
-    "spaCy": ("tagger.pipeline", "Tagger", "_analyse"),
-    "text analysis": ("tagger.pipeline", None, "analyse"),
-    "document embedding": ("tagger.keyphrases", "KeyphraseExtractor", "embed_papers"),
-    "phrase embedding": ("tagger.embedders", "CachedEmbedder", "embed"),
-    "keyphrases": ("tagger.keyphrases", "KeyphraseExtractor", "extract"),
-    "tags": ("tagger.pipeline", "_Read", "tags"),
+    "spaCy": ("tagger.tagging.pipeline", "Tagger", "_analyse"),
+    "text analysis": ("tagger.tagging.pipeline", None, "analyse"),
+    "document embedding": ("tagger.language.keyphrases", "KeyphraseExtractor", "embed_papers"),
+    "phrase embedding": ("tagger.language.embedders", "CachedEmbedder", "embed"),
+    "keyphrases": ("tagger.language.keyphrases", "KeyphraseExtractor", "extract"),
+    "tags": ("tagger.tagging.pipeline", "_Read", "tags"),
 }
 
 
@@ -77,7 +77,10 @@ def main() -> None:
     config = TaggerConfig(embedding_backend=args.backend) if args.backend else TaggerConfig()
     clock = Clock()
     for stage, (module, owner, attribute) in STAGES.items():
-        where = importlib.import_module(module)
+        try:
+            where = importlib.import_module(module)
+        except ModuleNotFoundError:  # a checkout from before the subpackages (tagger 0.6.0)
+            where = importlib.import_module("tagger." + module.rsplit(".", 1)[-1])
         target = getattr(where, owner) if owner else where
         setattr(target, attribute, clock.wrap(stage, getattr(target, attribute)))
     rows = unique_abstracts(args.data, args.n + 4)

@@ -5,12 +5,11 @@
 300 papers from the labelled files of DATA_DIR (`data/` in the repository), none already in
 judged.jsonl, no abstract twice, with a fixed seed (SEED):
 
-| source | papers | how |
-| --- | --- | --- |
-| `iclr2026-dev/untitled`, `iclr2024-topics/untitled`, `iclr2025-keywords/untitled` | 40 each | random; the title removed, as a paper list gives them |
-| `thin/iclr2026-dev` | 25 | random among the ICLR 2026 primary areas in THIN_ICLR |
-| `thin/iclr2024-topics` | 35 | random among the ICLR 2024 topics in THIN_TOPICS |
-| `iclr2026-dev`, `iclr2024-topics`, `iclr2025-keywords` | 40 each | random, with their titles |
+- `iclr2026-dev/untitled`, `iclr2024-topics/untitled`, `iclr2025-keywords/untitled`: 40 each,
+  random, the title removed, as a paper list gives them;
+- `thin/iclr2026-dev`: 25, random among the ICLR 2026 primary areas in THIN_ICLR;
+- `thin/iclr2024-topics`: 35, random among the ICLR 2024 topics in THIN_TOPICS;
+- `iclr2026-dev`, `iclr2024-topics`, `iclr2025-keywords`: 40 each, random, with their titles.
 
 "Thin" areas are those the taxonomy and the first round cover thinly: applications to the
 sciences, neuroscience, health, robotics, time series, causality, systems, neurosymbolic methods,
@@ -30,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261201
+FIRST_ROUND = 200  # the first lines of judged.jsonl: the papers judged on 2026-11-30
 FILES = {
     "iclr2026-dev": "iclr2026-dev.jsonl",
     "iclr2024-topics": "iclr2024-topics.jsonl",
@@ -63,7 +63,8 @@ THIN_TOPICS = {
 
 def main(argv: list[str]) -> int:
     data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
-    judged = [json.loads(line) for line in (ROOT / "judged" / "judged.jsonl").open()]
+    lines = (ROOT / "judged" / "judged.jsonl").read_text(encoding="utf-8").splitlines()
+    judged = [json.loads(line) for line in lines[:FIRST_ROUND]]  # the papers judged before
     taken_ids = {r["id"] for r in judged}
     taken_abstracts = {r["abstract"].strip() for r in judged}
     rng = random.Random(SEED)
@@ -104,10 +105,20 @@ def main(argv: list[str]) -> int:
 
     for name in FILES:
         take(name, 40, f"{name}/untitled", title=False)
-    take("iclr2026-dev", 25, "thin/iclr2026-dev", title=True,
-         keep=lambda r: r.get("primary_area") in THIN_ICLR)
-    take("iclr2024-topics", 35, "thin/iclr2024-topics", title=True,
-         keep=lambda r: r.get("primary_area") in THIN_TOPICS)
+    take(
+        "iclr2026-dev",
+        25,
+        "thin/iclr2026-dev",
+        title=True,
+        keep=lambda r: r.get("primary_area") in THIN_ICLR,
+    )
+    take(
+        "iclr2024-topics",
+        35,
+        "thin/iclr2024-topics",
+        title=True,
+        keep=lambda r: r.get("primary_area") in THIN_TOPICS,
+    )
     for name in FILES:
         take(name, 40, name, title=True)
     for record in out:

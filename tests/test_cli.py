@@ -479,7 +479,7 @@ def test_commands_that_tag_nothing_import_no_numpy_and_no_model(args):
         f"    main({args!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ['numpy', 'torch', 'spacy', 'sentence_transformers', 'tagger.pipeline']\n"
+        "heavy = ['numpy', 'torch', 'spacy', 'sentence_transformers', 'tagger.tagging.pipeline']\n"
         "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )
     done = subprocess.run(

@@ -10,7 +10,7 @@ import click
 import pytest
 import spacy
 
-import tagger.spacy_component  # noqa: F401  (registers the factory)
+import tagger.tagging.spacy_component  # noqa: F401  (registers the factory)
 from tagger import Paper, Tagger, TaggerConfig
 from tagger.cli import main
 

@@ -70,7 +70,7 @@ def test_the_readme_lists_every_setting_with_its_default():
 
 def test_the_readme_overlay_example_loads(tmp_path):
     """The overlay the README shows is a valid overlay of the shipped taxonomy."""
-    from tagger.taxonomy import load_taxonomy
+    from tagger.taxonomy.loading import load_taxonomy
 
     block = next(b for b in README.split("```yaml\n")[1:] if b.startswith("extends: builtin"))
     path = tmp_path / "ourlab.yaml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tagger import Paper
-from tagger.readers import read_papers
+from tagger.io.readers import read_papers
 
 from .conftest import EXAMPLES
 

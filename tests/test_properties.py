@@ -119,8 +119,8 @@ PLAIN = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1
     )
 )
 def test_the_reader_reads_back_what_the_writer_wrote(tmp_path_factory, papers):
-    from tagger.output import dumps
-    from tagger.readers import read_papers
+    from tagger.io.jsonl import dumps
+    from tagger.io.readers import read_papers
     from tagger.records import TaggedPaper
 
     provenance = PROVENANCE

@@ -1,0 +1,516 @@
+"""Tags and keyphrases measured against a judged set: papers whose right areas a person wrote
+down (see judged/README.md), so that every tag the tagger lists can be called right, neutral or
+wrong; and papers whose candidate phrases a person marked acceptable as keyphrases or not (see
+judged/keyphrases.md), so that every keyphrase can be called accepted or not, and why.
+
+A listed tag is right when its area is one of the paper's judged ``areas`` or an ancestor of one
+(a parent is implied by its sub-area), neutral when it is one of ``acceptable`` or an ancestor of
+one, and wrong otherwise. A listed contribution type (a facet tag, ``type.theory``) is right when
+the judged ``type`` names it (``theory``), and wrong otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from ..records import AreaTag, Paper, TaggedPaper
+from ..taxonomy.model import Taxonomy
+
+VERDICTS = ("right", "neutral", "wrong")
+PHRASE_LABELS = ("accept", "fragment", "generic", "vague", "passing", "noise")
+TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
+TYPE_FACET = "type"  # the facet root the judged types are values of
+CALIBRATION_BINS = 10
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """What a judge wrote down for one paper."""
+
+    areas: tuple[str, ...]  # the areas the paper is about, each as specific as fits
+    main: tuple[str, ...]  # the one (or two) it is mainly about
+    acceptable: tuple[str, ...] = ()  # defensible, not necessary: neither right nor wrong
+    types: tuple[str, ...] = ()  # method, theory, dataset, analysis, survey, system
+    # a PHRASE_LABELS label per phrase, by its Porter-stemmed words (corpus.evaluate.stem_phrase)
+    phrases: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, record: TaggedPaper) -> Judgment | None:
+        """The judgment a tagged judged paper carries in its ``judged`` field, if any."""
+        return cls.of_paper(record.paper)
+
+    @classmethod
+    def of_paper(cls, paper: Paper) -> Judgment | None:
+        """The judgment a judged paper carries in its ``judged`` field, if any."""
+        value = (paper.model_extra or {}).get("judged")
+        if not isinstance(value, dict):
+            return None
+        from .evaluate import stem_phrase
+
+        phrases = value.get("keyphrases") or {}
+        return cls(
+            areas=tuple(value.get("areas") or ()),
+            main=tuple(value.get("main") or ()),
+            acceptable=tuple(value.get("acceptable") or ()),
+            types=tuple(value.get("type") or ()),
+            phrases={stem_phrase(phrase): label for phrase, label in phrases.items()},
+        )
+
+    def phrase_label(self, phrase: str) -> str | None:
+        """The judged label of a phrase, matched by its Porter-stemmed words; None if unjudged."""
+        from .evaluate import stem_phrase
+
+        return self.phrases.get(stem_phrase(phrase))
+
+    @property
+    def facet_areas(self) -> tuple[str, ...]:
+        """The judged contribution types as the taxonomy's facet areas: theory -> type.theory."""
+        return tuple(f"{TYPE_FACET}.{name}" for name in self.types)
+
+
+def verdicts(tags: Iterable[AreaTag], judgment: Judgment, taxonomy: Taxonomy) -> list[str]:
+    """Right, neutral or wrong, for each tag in order."""
+    right = _with_ancestors(judgment.areas, taxonomy)
+    neutral = _with_ancestors(judgment.acceptable, taxonomy) - right
+    return ["right" if t.id in right else "neutral" if t.id in neutral else "wrong" for t in tags]
+
+
+def facet_verdicts(facets: Iterable[AreaTag], judgment: Judgment) -> list[str]:
+    """Right or wrong, for each facet tag in order."""
+    return ["right" if t.id in judgment.facet_areas else "wrong" for t in facets]
+
+
+def _add_to_bin(bins: list[list[float]], score: float, right: bool) -> None:
+    """Count one scored item in its calibration bin: [items, sum of scores, right ones]."""
+    row = bins[min(int(score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
+    row[0] += 1
+    row[1] += score
+    row[2] += right
+
+
+def _largest_gap(bins: list[list[float]], min_items: int) -> float:
+    """The largest |share right - mean score| of a bin with at least ``min_items`` items."""
+    gaps = [abs(right / n - total / n) for n, total, right in bins if n >= min_items]
+    return max(gaps, default=0.0)
+
+
+def _with_ancestors(areas: Iterable[str], taxonomy: Taxonomy) -> set[str]:
+    return {
+        ancestor for area in areas if area in taxonomy.by_id for ancestor in taxonomy.path(area)
+    }
+
+
+@dataclass
+class JudgedReport:
+    source: str
+    papers: int = 0
+    tags: int = 0
+    counts: Counter = field(default_factory=Counter)  # right, neutral, wrong
+    papers_with_wrong: int = 0
+    areas: int = 0  # judged areas
+    found: int = 0  # of them, listed (the area or a sub-area)
+    found_lenient: int = 0  # listed, an ancestor accepted
+    first_is_main: int = 0
+    first_is_specific: int = 0  # the first tag is a judged area: right, and as specific as fits
+    untagged: int = 0
+    bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
+    by_source: dict[str, Counter] = field(default_factory=dict)
+    types: TypeReport = field(default_factory=lambda: TypeReport())
+    keyphrases: PhraseReport = field(default_factory=lambda: PhraseReport())
+    in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
+
+    @property
+    def precision(self) -> float:
+        judged = self.counts["right"] + self.counts["wrong"]
+        return self.counts["right"] / judged if judged else 0.0
+
+    def share(self, count: int, of: int | None = None) -> float:
+        of = self.papers if of is None else of
+        return count / of if of else 0.0
+
+    def calibration(self, min_tags: int = 1) -> list[dict[str, float]]:
+        """Per score bin: its tags (right or wrong), their mean score and their precision."""
+        rows = []
+        for k, (n, total, right) in enumerate(self.bins):
+            if n >= min_tags:
+                rows.append(
+                    {
+                        "from": k / CALIBRATION_BINS,
+                        "to": (k + 1) / CALIBRATION_BINS,
+                        "tags": int(n),
+                        "mean_score": total / n,
+                        "precision": right / n,
+                    }
+                )
+        return rows
+
+    def largest_gap(self, min_tags: int = 10) -> float:
+        """The largest |precision - mean score| of a bin with at least ``min_tags`` tags."""
+        return _largest_gap(self.bins, min_tags)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "papers": self.papers,
+            "tags": self.tags,
+            "right": self.counts["right"],
+            "neutral": self.counts["neutral"],
+            "wrong": self.counts["wrong"],
+            "tag_precision": round(self.precision, 4),
+            "papers_with_a_wrong_tag": round(self.share(self.papers_with_wrong), 4),
+            "area_recall": round(self.share(self.found, self.areas), 4),
+            "area_recall_lenient": round(self.share(self.found_lenient, self.areas), 4),
+            "tags_per_paper": round(self.share(self.tags), 3),
+            "first_tag_is_specific": round(self.share(self.first_is_specific), 4),
+            "first_tag_is_main": round(self.share(self.first_is_main), 4),
+            "untagged": self.untagged,
+            "calibration": [{k: round(v, 4) for k, v in row.items()} for row in self.calibration()],
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+            "types": self.types.as_dict(),
+            "keyphrases": self.keyphrases.as_dict(),
+            "in_sample": self.in_sample,
+        }
+
+
+@dataclass
+class TypeReport:
+    """The contribution types (facet tags) against the judged types."""
+
+    papers: int = 0
+    listed: int = 0
+    right: int = 0
+    papers_with_wrong: int = 0
+    judged: int = 0  # judged types, over all papers
+    found: int = 0  # of them, listed
+    by_type: dict[str, Counter] = field(default_factory=dict)  # judged, listed, right
+    bins: list[list[float]] = field(
+        default_factory=lambda: [[0, 0.0, 0] for _ in range(CALIBRATION_BINS)]
+    )
+
+    def count(self, facets: list[AreaTag], judgment: Judgment) -> None:
+        said = facet_verdicts(facets, judgment)
+        listed = {tag.id for tag in facets}
+        self.papers += 1
+        self.listed += len(said)
+        self.right += said.count("right")
+        self.papers_with_wrong += "wrong" in said
+        self.judged += len(judgment.facet_areas)
+        self.found += len(listed & set(judgment.facet_areas))
+        for area in judgment.facet_areas:
+            self.by_type.setdefault(area, Counter())["judged"] += 1
+        for tag, verdict in zip(facets, said, strict=True):
+            counts = self.by_type.setdefault(tag.id, Counter())
+            counts["listed"] += 1
+            counts["right"] += verdict == "right"
+            _add_to_bin(self.bins, tag.score, verdict == "right")
+
+    def largest_gap(self, min_tags: int = 10) -> float:
+        return _largest_gap(self.bins, min_tags)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "papers": self.papers,
+            "listed": self.listed,
+            "precision": round(self.right / self.listed, 4) if self.listed else 0.0,
+            "papers_with_a_wrong_type": round(self.papers_with_wrong / self.papers, 4)
+            if self.papers
+            else 0.0,
+            "recall": round(self.found / self.judged, 4) if self.judged else 0.0,
+            "types_per_paper": round(self.listed / self.papers, 3) if self.papers else 0.0,
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "by_type": {area: dict(counts) for area, counts in sorted(self.by_type.items())},
+        }
+
+
+@dataclass
+class PhraseReport:
+    """The first TOP_PHRASES keyphrases of each paper against the judged phrases."""
+
+    papers: int = 0
+    listed: int = 0
+    unjudged: int = 0
+    labels: Counter = field(default_factory=Counter)  # PHRASE_LABELS
+    single_rejected: int = 0  # one word, not accepted
+    contained: int = 0  # inside another of the paper's first keyphrases
+    listed_all: int = 0  # every keyphrase listed, judged
+    accepted_all: int = 0
+    bins: list[list[float]] = field(
+        default_factory=lambda: [[0, 0.0, 0] for _ in range(CALIBRATION_BINS)]
+    )
+    by_source: dict[str, Counter] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)  # label -> a few phrases
+    in_sample: bool = False  # the keyphrase model was fitted on these judgments
+    keyword_papers: int = 0  # papers with their authors' keywords
+    f1_sum: float = 0.0  # of F1@5 against them
+
+    def count(self, record: TaggedPaper, judgment: Judgment) -> None:
+        from .evaluate import keyphrase_f1, stem_phrase
+
+        self.papers += 1
+        if record.paper.keywords:
+            self.keyword_papers += 1
+            texts = [kp.text for kp in record.keyphrases]
+            self.f1_sum += keyphrase_f1(texts, record.paper.keywords, TOP_PHRASES)
+        top = record.keyphrases[:TOP_PHRASES]
+        stems = [f" {stem_phrase(kp.text)} " for kp in top]
+        by = self.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+        by["papers"] += 1
+        for n, keyphrase in enumerate(record.keyphrases):
+            label = judgment.phrase_label(keyphrase.text)
+            if label is None:
+                if n < TOP_PHRASES:
+                    self.unjudged += 1
+                continue
+            self.listed_all += 1
+            self.accepted_all += label == "accept"
+            _add_to_bin(self.bins, keyphrase.score, label == "accept")
+            if n >= TOP_PHRASES:
+                continue
+            self.listed += 1
+            self.labels[label] += 1
+            by["listed"] += 1
+            by["accept"] += label == "accept"
+            if label != "accept":
+                self.examples.setdefault(label, []).append(keyphrase.text)
+            self.single_rejected += len(keyphrase.text.split()) == 1 and label != "accept"
+        for n, stem in enumerate(stems):
+            self.contained += any(stem in other for k, other in enumerate(stems) if k != n)
+
+    def share(self, count: int) -> float:
+        return count / self.listed if self.listed else 0.0
+
+    def largest_gap(self, min_phrases: int = 10) -> float:
+        return _largest_gap(self.bins, min_phrases)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "papers": self.papers,
+            "judged": self.listed,
+            "unjudged": self.unjudged,
+            "acceptance": round(self.share(self.labels["accept"]), 4),
+            "labels": {label: self.labels[label] for label in PHRASE_LABELS},
+            "fragments": round(self.share(self.labels["fragment"]), 4),
+            "single_words_rejected": round(self.share(self.single_rejected), 4),
+            "contained_in_another": round(self.contained / (self.listed + self.unjudged), 4)
+            if self.listed + self.unjudged
+            else 0.0,
+            "noise": round(self.share(self.labels["noise"]), 4),
+            "acceptance_all_listed": round(self.accepted_all / self.listed_all, 4)
+            if self.listed_all
+            else 0.0,
+            "largest_calibration_gap": round(self.largest_gap(), 4),
+            "keyword_papers": self.keyword_papers,
+            "f1_at_5": round(self.f1_sum / self.keyword_papers, 4) if self.keyword_papers else None,
+            "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
+            "in_sample": self.in_sample,
+        }
+
+
+def evaluate_judged(
+    records: Iterable[TaggedPaper],
+    taxonomy: Taxonomy,
+    *,
+    source: str = "",
+    judgments: Mapping[str, Judgment] | None = None,
+) -> JudgedReport:
+    """Measure tagged papers against their judgments: those the papers carry in a ``judged``
+    field, or ``judgments`` by paper id. Papers without one are not counted."""
+    report = JudgedReport(source=source, bins=[[0, 0.0, 0] for _ in range(CALIBRATION_BINS)])
+    for record in records:
+        judgment = judgments.get(record.paper.id) if judgments else Judgment.of(record)
+        if judgment is None:
+            continue
+        if judgment.phrases:
+            report.keyphrases.count(record, judgment)
+        if not judgment.areas:
+            continue
+        unknown = [a for a in (*judgment.areas, *judgment.acceptable) if a not in taxonomy.by_id]
+        if unknown:
+            raise InputError(
+                f"paper {record.paper.id!r} is judged with areas the taxonomy does "
+                f"not have: {', '.join(unknown)}",
+                source=source,
+            )
+        _count(report, record, judgment, taxonomy)
+    return report
+
+
+def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxonomy: Taxonomy):
+    said = verdicts(record.tags, judgment, taxonomy)
+    report.papers += 1
+    report.tags += len(said)
+    report.counts.update(said)
+    report.papers_with_wrong += "wrong" in said
+    report.untagged += not record.tags
+    listed = {area for tag in record.tags for area in tag.path}
+    tagged = {tag.id for tag in record.tags}
+    for area in judgment.areas:
+        report.areas += 1
+        below = {a for a in taxonomy.descendants(area)} if area in taxonomy.by_id else {area}
+        report.found += bool(below & tagged)
+        report.found_lenient += (
+            bool(below & tagged)
+            or area in listed
+            or any(ancestor in tagged for ancestor in taxonomy.path(area))
+        )
+    first_main = bool(record.tags) and record.tags[0].id in judgment.main
+    report.first_is_main += first_main
+    report.first_is_specific += bool(record.tags) and record.tags[0].id in judgment.areas
+    for tag, verdict in zip(record.tags, said, strict=True):
+        if verdict != "neutral":
+            _add_to_bin(report.bins, tag.score, verdict == "right")
+    report.types.count(record.facets, judgment)
+    by = report.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+    by.update(
+        {
+            "papers": 1,
+            "tags": len(said),
+            "first_is_main": int(first_main),
+            "with_wrong": int("wrong" in said),
+            **Counter(said),
+        }
+    )
+
+
+def render_judged(report: JudgedReport) -> str:
+    """The judged report as Markdown tables: tags where the set judges areas, keyphrases where
+    it judges phrases."""
+    parts = [_render_tags(report)] if report.papers else []
+    if report.keyphrases.papers:
+        parts.append(render_phrases(report.keyphrases, report.source))
+    return "\n".join(parts)
+
+
+def render_phrases(report: PhraseReport, source: str) -> str:
+    """The keyphrase part of a judged report."""
+    k = report.as_dict()
+    lines = [
+        f"## {source}: the first {TOP_PHRASES} keyphrases of {k['papers']} judged papers",
+        "",
+        *(
+            [
+                "The keyphrase model that ranked these was fitted on these very judgments, so the "
+                "figures are optimistic; `python -m tagger.corpus.calibrate --keyphrases` measures "
+                "each source held out (docs/keyphrase-calibration.md).",
+                "",
+            ]
+            if report.in_sample
+            else []
+        ),
+        "| acceptance | fragments | single words not accepted | contained in another | noise "
+        "| unjudged | acceptance of all listed | largest calibration gap |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {k['acceptance']:.3f} | {k['fragments']:.3f} | {k['single_words_rejected']:.3f} | "
+        f"{k['contained_in_another']:.3f} | {k['noise']:.3f} | {k['unjudged']} | "
+        f"{k['acceptance_all_listed']:.3f} | {k['largest_calibration_gap']:.3f} |",
+        "",
+        *(
+            [
+                f"Against the authors' keywords of the {k['keyword_papers']} papers that have "
+                f"them (Porter-stemmed exact match): F1@5 {k['f1_at_5']:.3f}.",
+                "",
+            ]
+            if k["keyword_papers"]
+            else []
+        ),
+        f"Judged keyphrases: {k['judged']} ("
+        + ", ".join(f"{k['labels'][label]} {label}" for label in PHRASE_LABELS)
+        + f"); {k['unjudged']} not in the judged pool.",
+        "",
+        "Calibration (judged keyphrases listed, by score):",
+        "",
+        "| score | keyphrases | mean score | accepted |",
+        "| --- | --- | --- | --- |",
+        *(
+            f"| {k / CALIBRATION_BINS:.1f}-{(k + 1) / CALIBRATION_BINS:.1f} | {int(n)} | "
+            f"{total / n:.2f} | {right / n:.2f} |"
+            for k, (n, total, right) in enumerate(report.bins)
+            if n
+        ),
+        "",
+        "| source | papers | judged | acceptance |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, c in sorted(report.by_source.items()):
+        share = c["accept"] / c["listed"] if c["listed"] else 0.0
+        lines.append(f"| {name} | {c['papers']} | {c['listed']} | {share:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _render_tags(report: JudgedReport) -> str:
+    r = report
+    lines = [
+        f"## {r.source}: {r.papers} judged papers, {r.tags} tags listed",
+        "",
+        *(
+            [
+                "The weigher that scored these tags was fitted on these very judgments, so the "
+                "figures are optimistic; `python -m tagger.corpus.calibrate` measures each source "
+                "held out (docs/calibration.md).",
+                "",
+            ]
+            if r.in_sample
+            else []
+        ),
+        "| tag precision | papers with a wrong tag | area recall (lenient) | tags/paper | "
+        "first tag most specific right (main) | largest calibration gap |",
+        "| --- | --- | --- | --- | --- | --- |",
+        f"| {r.precision:.3f} | {r.share(r.papers_with_wrong):.3f} | "
+        f"{r.share(r.found, r.areas):.3f} ({r.share(r.found_lenient, r.areas):.3f}) | "
+        f"{r.share(r.tags):.2f} | {r.share(r.first_is_specific):.3f} "
+        f"({r.share(r.first_is_main):.3f}) | {r.largest_gap():.3f} |",
+        "",
+        f"Tags: {r.counts['right']} right, {r.counts['neutral']} neutral, {r.counts['wrong']} "
+        f"wrong; {r.untagged} papers untagged.",
+        "",
+        "Calibration (right and wrong tags by score):",
+        "",
+        "| score | tags | mean score | precision |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row in r.calibration():
+        lines.append(
+            f"| {row['from']:.1f}-{row['to']:.1f} | {row['tags']} | "
+            f"{row['mean_score']:.2f} | {row['precision']:.2f} |"
+        )
+    lines += [
+        "",
+        "By source:",
+        "",
+        "| source | papers | tag precision | papers with a wrong tag | tags/paper | "
+        "first tag is the main area |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, c in sorted(r.by_source.items()):
+        judged = c["right"] + c["wrong"]
+        lines.append(
+            f"| {name} | {c['papers']} | {c['right'] / judged if judged else 0:.3f} | "
+            f"{c['with_wrong'] / c['papers']:.3f} | {c['tags'] / c['papers']:.2f} | "
+            f"{c['first_is_main'] / c['papers']:.3f} |"
+        )
+    t = r.types.as_dict()
+    lines += [
+        "",
+        "Contribution types (`facets`):",
+        "",
+        "| type precision | papers with a wrong type | type recall | types/paper | "
+        "largest calibration gap |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {t['precision']:.3f} | {t['papers_with_a_wrong_type']:.3f} | {t['recall']:.3f} | "
+        f"{t['types_per_paper']:.2f} | {t['largest_calibration_gap']:.3f} |",
+        "",
+        "| type | judged | listed | right | precision | recall |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for area, c in sorted(r.types.by_type.items()):
+        precision = f"{c['right'] / c['listed']:.2f}" if c["listed"] else "-"
+        recall = f"{c['right'] / c['judged']:.2f}" if c["judged"] else "-"
+        lines.append(
+            f"| {area} | {c['judged']} | {c['listed']} | {c['right']} | {precision} | {recall} |"
+        )
+    return "\n".join(lines) + "\n"

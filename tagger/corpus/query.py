@@ -1,0 +1,227 @@
+"""Which tagged papers to keep: area ids, boolean expressions over them (`tagger filter --where
+"rl and not llm"`), venue, year and a minimum tag score. Facet tags (the contribution type)
+count like topic tags: `--where "rl and type.theory"`.
+
+Grammar: ``expr := term ("or" term)*``, ``term := factor ("and" factor)*``,
+``factor := "not" factor | "(" expr ")" | AREA_ID``. An area id stands for the area and every
+area below it, because a tag's path lists the area's ancestors.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from ..errors import TaggerError
+from ..io.display import printable
+from ..records import TaggedPaper
+
+if TYPE_CHECKING:
+    from ..io.tagged import TaggedLine
+
+FORMATS = ("jsonl", "csv", "ids", "titles")
+
+Predicate = Callable[[set[str]], bool]
+_TOKEN = re.compile(r"\s*(?:(\()|(\))|([A-Za-z0-9_.-]+))")
+_AREA_ID = re.compile(r"[A-Za-z0-9_.-]+")
+_KEYWORDS = {"and", "or", "not"}
+
+
+class QueryError(TaggerError):
+    """A --where expression that does not parse or names an unknown area."""
+
+
+def filter_tagged(
+    records: Iterable[TaggedPaper],
+    known: Collection[str],
+    *,
+    areas: Iterable[str] = (),
+    where: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    min_score: float = 0.0,
+) -> Iterator[TaggedPaper]:
+    """The records that pass :func:`paper_filter`, in order."""
+    keep = paper_filter(
+        known, areas=areas, where=where, venue=venue, year=year, min_score=min_score
+    )
+    return (record for record in records if keep(record))
+
+
+def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Iterator[bytes]:
+    """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
+        it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
+    tags), ids joined by ';'; ``ids``, one a
+        line; or ``titles`` (an untitled paper shows the first 100 characters of its abstract), one
+        a line with control characters escaped."""
+    if format == "csv":
+        yield _csv_row(["id", "title", "venue", "year", "tags", "types"])
+    for line in lines:
+        paper = line.record.paper
+        if format == "jsonl":
+            yield line.raw
+        elif format == "csv":
+            tags = ";".join(tag.id for tag in line.record.tags)
+            types = ";".join(tag.id for tag in line.record.facets)
+            yield _csv_row(
+                [paper.id, paper.title or "", paper.venue or "", paper.year or "", tags, types]
+            )
+        else:
+            text = paper.id if format == "ids" else printable(paper.title or paper.abstract[:100])
+            yield f"{text}\n".encode()
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # how a spreadsheet formula or a trick starts
+
+
+def _csv_row(values: list) -> bytes:
+    """One CSV row, CRLF-ended so that a cell holding a line break (a lone CR included) is
+    quoted; a text cell a spreadsheet would run as a formula is neutralised with a leading
+    apostrophe, as OWASP recommends."""
+    cells = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA) else v for v in values]
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n").writerow(cells)
+    return text.getvalue().encode()
+
+
+def paper_filter(
+    known: Collection[str],
+    *,
+    areas: Iterable[str] = (),
+    where: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    min_score: float = 0.0,
+) -> Callable[[TaggedPaper], bool]:
+    """A test of one tagged paper: tagged (at ``min_score`` or more) with one of ``areas`` or an
+    area below it, matching the ``where`` expression, of ``venue`` (any case) and ``year``.
+
+    ``known`` holds the taxonomy's area ids; an unknown id is a :class:`QueryError` that names
+    the closest ones.
+    """
+    wanted = [_area(area, known, "--area") for area in areas]
+    expression = parse_query(where, known) if where is not None else None
+    venue = venue.lower() if venue is not None else None
+
+    def keep(record: TaggedPaper) -> bool:
+        paper = record.paper
+        if venue is not None and (paper.venue or "").lower() != venue:
+            return False
+        if year is not None and paper.year != year:
+            return False
+        tagged = {
+            area
+            for tag in record.tags + record.facets
+            if tag.score >= min_score
+            for area in tag.path
+        }
+        if wanted and tagged.isdisjoint(wanted):
+            return False
+        return expression is None or expression(tagged)
+
+    return keep
+
+
+def parse_query(text: str, known: Collection[str]) -> Predicate:
+    """Compile ``text`` into a predicate over the set of area ids a paper is tagged with."""
+    tokens = _tokenize(text)
+    parser = _Parser(tokens, known, text)
+    predicate = parser.expression()
+    if parser.position < len(tokens):
+        raise QueryError(
+            f"--where {text!r}: unexpected {tokens[parser.position]!r} after a complete expression"
+        )
+    return predicate
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens, position = [], 0
+    text = text.rstrip()
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if not match:
+            raise QueryError(
+                f"--where {text!r}: cannot read {text[position:].strip()[:20]!r}; "
+                "use area ids, and, or, not and parentheses"
+            )
+        tokens.append(match.group(match.lastindex))
+        position = match.end()
+    if not tokens:
+        raise QueryError('--where needs an expression, like "rl and not llm"')
+    return tokens
+
+
+MAX_NESTING = 50  # of parentheses and 'not's: deeper expressions are refused, never recursed into
+
+
+class _Parser:
+    def __init__(self, tokens: list[str], known: Collection[str], text: str) -> None:
+        self.tokens, self.known, self.text, self.position = tokens, known, text, 0
+        self.depth = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.peek()
+        if token is None:
+            raise QueryError(f"--where {self.text!r}: the expression ends too early")
+        self.position += 1
+        return token
+
+    def expression(self) -> Predicate:
+        terms = [self.term()]
+        while self.peek() == "or":
+            self.take()
+            terms.append(self.term())
+        return terms[0] if len(terms) == 1 else (lambda areas: any(t(areas) for t in terms))
+
+    def term(self) -> Predicate:
+        factors = [self.factor()]
+        while self.peek() == "and":
+            self.take()
+            factors.append(self.factor())
+        return factors[0] if len(factors) == 1 else (lambda areas: all(f(areas) for f in factors))
+
+    def factor(self) -> Predicate:
+        token = self.take()
+        if token in ("not", "("):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise QueryError(
+                    f"--where {self.text[:40]!r}...: parentheses and 'not's nest more than "
+                    f"{MAX_NESTING} deep"
+                )
+        if token == "not":
+            inner = self.factor()
+            self.depth -= 1
+            return lambda areas: not inner(areas)
+        if token == "(":
+            inner = self.expression()
+            if self.peek() != ")":
+                raise QueryError(f"--where {self.text!r}: a '(' is not closed")
+            self.take()
+            self.depth -= 1
+            return inner
+        if token == ")" or token in _KEYWORDS:
+            raise QueryError(f"--where {self.text!r}: expected an area id, got {token!r}")
+        area = _area(token, self.known, "--where")
+        return lambda areas: area in areas
+
+
+def _area(text: str, known: Collection[str], option: str) -> str:
+    """``text`` if it is a known area id; else a QueryError naming the closest ones."""
+    if text in known:
+        return text
+    if not _AREA_ID.fullmatch(text) or text in _KEYWORDS:
+        raise QueryError(
+            f"{option} {text!r} is not an area id; {option} takes one id, like "
+            "'rl.offline' (combine areas with --where \"rl and not llm\")"
+        )
+    guesses = difflib.get_close_matches(text, list(known), n=3)
+    hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    raise QueryError(f"unknown area {text!r}{hint}; `tagger taxonomy check` lists them")

@@ -1,0 +1,216 @@
+"""The files tagger reads and writes, and the guarantees around them.
+
+Inputs are read as lines of bounded length with universal line ends (LF, CRLF or a lone CR), gzip
+transparently; no file makes tagger grow without bound. Outputs are checked, before anything is
+opened for writing, to be none of the inputs and none of each other (symlinks, ``./`` and hard
+links included), then opened without truncating, locked for the whole run so that a second run
+writing the same file fails at once, and only then emptied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import STDIN_NAME, InputError, TaggerError
+
+STDIO = "-"  # a file name that means stdin (for an input) or stdout (for an output)
+MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest line read; real papers are a few KB
+_CHUNK = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def is_stdio(path: str | Path | None) -> bool:
+    return path is not None and str(path) == STDIO
+
+
+def sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+def open_input(source: str | Path) -> tuple[IO[bytes], str]:
+    """A binary stream of ``source`` (a path, or "-" for stdin), decompressed if it is gzip, and
+    the name to use in messages. Raises InputError when it cannot be read."""
+    if is_stdio(source):
+        return _gunzipped(sys.stdin.buffer), STDIN_NAME
+    path, name = Path(source), str(source)
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("is a directory, not a file of papers", source=name)
+        handle = path.open("rb")
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError("no such file", source=name) from None
+    except PermissionError:
+        raise InputError("permission denied: the file is not readable", source=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", source=name) from None
+    return _gunzipped(handle), name
+
+
+def _gunzipped(stream: IO[bytes]) -> IO[bytes]:
+    head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
+    return gzip.GzipFile(fileobj=stream, mode="rb") if head == _GZIP_MAGIC else stream
+
+
+def lines_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterator[bytes]:
+    """The lines of a binary stream, each ending in ``\\n`` (but perhaps the last): LF, CRLF and
+    a lone CR all end a line. A line longer than MAX_LINE_BYTES is an InputError, so that
+    ``/dev/zero`` or a file with no line ends cannot fill the memory. An iterable of byte
+    strings is read as it comes, its pieces split at their line ends."""
+    if hasattr(stream, "read"):
+        chunks: Iterable[bytes] = iter(lambda: _read_chunk(stream, source), b"")
+    else:
+        chunks = stream
+    parts: list[bytes] = []  # of the line being read
+    size = number = 0
+    after_cr = False  # the last chunk ended in '\r': a '\n' first in this one belongs to it
+    for chunk in chunks:
+        if after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        after_cr = chunk.endswith(b"\r")
+        start = 0
+        for end in _LINE_END.finditer(chunk):
+            parts.append(chunk[start : end.start()])
+            yield b"".join(parts) + b"\n"
+            parts, size, number, start = [], 0, number + 1, end.end()
+        if start < len(chunk):
+            parts.append(chunk[start:])
+            size += len(chunk) - start
+            if size > MAX_LINE_BYTES:
+                raise InputError(
+                    f"line {number + 1} is longer than {MAX_LINE_BYTES // 2**20} MB: this is not "
+                    "a file of papers (or its lines have no ends)",
+                    source=source,
+                )
+    if parts:
+        yield b"".join(parts)
+
+
+def _read_chunk(stream: Any, source: str) -> bytes:
+    try:
+        return stream.read(_CHUNK)
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read it: {reason}", source=source) from None
+
+
+def read_lines(source: str | Path) -> Iterator[bytes]:
+    """The lines of a file (or "-"), as :func:`lines_of` gives them; the file is opened now, so
+    a missing one is an InputError at once."""
+    stream, name = open_input(source)
+    return _closing_lines(stream, name)
+
+
+def _closing_lines(stream: IO[bytes], name: str) -> Iterator[bytes]:
+    try:
+        yield from lines_of(stream, name)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+# --- outputs -----------------------------------------------------------------------------------
+
+
+def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | Path]) -> None:
+    """Refuse, before anything is opened for writing, an output that is an input or another
+    output: the same path, or the same file through a symlink, ``./`` or a hard link. Standard
+    output is checked too, when it is a file (``tagger tag p.jsonl >> p.jsonl``).
+
+    ``outputs`` maps each output's option name (for the message) to its path, or None (unused)
+    or "-" (stdout).
+    """
+    seen: dict[Any, str] = {}
+    for source in inputs:
+        if not is_stdio(source):
+            seen.setdefault(_identity(Path(source)), f"the input {source}")
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        if is_stdio(path):
+            key = _stdout_identity()
+            if key is None:
+                continue
+            what = "standard output"
+        else:
+            key, what = _identity(Path(path)), f"{option} {path}"
+        if key in seen:
+            raise TaggerError(
+                f"{what} is {seen[key]}: writing it would destroy what is read or written "
+                "there; choose another file"
+            )
+        seen[key] = what
+
+
+def _identity(path: Path) -> Any:
+    """What makes two paths one file: its device and inode when it exists, else the absolute
+    path with symlinks resolved."""
+    try:
+        info = path.stat()
+    except OSError:
+        return ("path", str(path.resolve()))
+    return ("file", info.st_dev, info.st_ino)
+
+
+def _stdout_identity() -> Any:
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return ("file", info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def open_output(path: str | Path, *, append: bool = False) -> IO[bytes]:
+    """Open ``path`` for writing, unbuffered (each line reaches the file in one write), and take
+    an exclusive lock on it for as long as it is open; then empty it, unless ``append``.
+    Raises TaggerError if it cannot be opened or another run holds it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0), 0o644)
+    except OSError as exc:
+        raise TaggerError(f"cannot write {path}: {exc.strerror or exc}") from None
+    handle = os.fdopen(fd, "ab" if append else "wb", buffering=0)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise TaggerError(
+            f"{path} is being written by another tagger run (it holds a lock on it); wait for "
+            "that run to end, or write to another file"
+        ) from None
+    except OSError:
+        pass  # a file system without locks (some network mounts): go on unlocked
+    if not append:
+        with contextlib.suppress(OSError):  # a character device such as /dev/full
+            os.ftruncate(fd, 0)
+    return handle
+
+
+def is_locked(path: str | Path) -> bool:
+    """Whether another run holds the lock on ``path`` now."""
+    try:
+        with open(path, "rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -1,0 +1,519 @@
+"""Read papers from paper-list text, JSON Lines, a JSON array, CSV/TSV or Parquet; from a file
+or stdin (all but Parquet).
+
+``iter_records`` yields one ``Paper`` or ``InputError`` per record, in input order, so one bad
+record does not stop a run; ``read_papers`` raises the first error instead. Problems with the
+file itself (missing, a directory, not JSON at all, a CSV without an abstract column) raise
+``InputError`` before any record comes out.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from ..errors import STDIN_NAME, InputError, InputNotice
+from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
+from .files import is_stdio, lines_of, open_input
+from .formats import BOM, FORMATS, csv_delimiter, detect_format, is_parquet
+from .jsonl import parse_json
+from .parquet import open_parquet
+from .tagged import is_tagged_object, tagged_from_object
+
+MAX_JSON_BYTES = 512 * 2**20
+
+
+_UTF16BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" export
+# Known columns other than the abstract's: an empty cell in one of them means "not given".
+_OPTIONAL_COLUMNS = frozenset(
+    name for field, names in FIELD_ALIASES.items() if field != "abstract" for name in names
+)
+_CSV_FIELD_LIMIT = 2**31 - 1  # the largest value csv.field_size_limit accepts everywhere
+
+# A paper list's header names a venue (a word with two capitals or more: ICML, NeurIPS, CoRL) and
+# a year, in either order, perhaps followed by "(accepted) papers" or 论文列表, and nothing else.
+_HEADER = re.compile(
+    r"\s*(?:(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*(?P<year>(?:19|20)\d\d)"
+    r"|(?P<year2>(?:19|20)\d\d)\s+(?P<venue2>[A-Z][A-Za-z]*[A-Z][A-Za-z]*))"
+    r"(?:\s+(?i:(?:accepted\s+)?papers?|paper\s+list|abstracts?)|\s*(?:论文列表|论文摘要|论文))?"
+    r"\s*[:：]?\s*"
+)
+_SHORT_PARAGRAPH = 120  # a one-line first paragraph shorter than this may be a header
+# How surrogateescape decoding keeps a byte that is not UTF-8.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def iter_records(
+    source: str | Path,
+    *,
+    format: str | None = None,
+    stdin: IO[bytes] | Iterable[bytes] | None = None,
+    notices: bool = False,
+) -> Iterator[Paper | InputError | InputNotice]:
+    """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
+
+    ``format`` is one of FORMATS; by default it comes from the file name (a ``.gz`` suffix aside:
+    gzip is read transparently), else the content. ``stdin`` (a binary stream, or its lines)
+    stands in for standard input. The file is opened now: a missing one raises at once. With
+    ``notices``, an :class:`InputNotice` also comes where the reader has something to say that
+    is no error (a paper list's header line, read for its venue and year).
+    """
+    if format is not None and format not in FORMATS:
+        raise InputError(
+            f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(source)
+        )
+    if format == "parquet" or (format is None and is_parquet(source)):
+        if is_stdio(source):
+            raise InputError("Parquet cannot be read from stdin: give the file", source=STDIN_NAME)
+        return read_parquet(source)
+    if is_stdio(source) and stdin is not None:
+        records = _read_stream(lines_of(stdin, STDIN_NAME), STDIN_NAME, "", format)
+    else:
+        stream, name = open_input(source)
+        file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+        records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
+    return records if notices else (r for r in records if not isinstance(r, InputNotice))
+
+
+def read_papers(
+    source: str | Path,
+    *,
+    format: str | None = None,
+    stdin: IO[bytes] | Iterable[bytes] | None = None,
+) -> Iterator[Paper]:
+    """Like ``iter_records``, but raise the first InputError instead of yielding it."""
+    return _raise_errors(iter_records(source, format=format, stdin=stdin))
+
+
+def read_parquet(
+    source: str | Path, *, start: int = 0, stop: int | None = None
+) -> Iterator[Paper | InputError]:
+    """The papers of a Parquet file, one per row, rows ``start`` to ``stop`` (0-based, ``stop``
+    excluded): columns are fields, as in JSON Lines. A row that is no paper is an InputError
+    naming its record (row) number, 1-based."""
+    return _parquet_rows(open_parquet(source), str(source), start, stop)
+
+
+def _parquet_rows(
+    table: Any, name: str, start: int, stop: int | None
+) -> Iterator[Paper | InputError]:
+    stop = table.metadata.num_rows if stop is None else stop
+    first = 0  # of the row group
+    for group in range(table.metadata.num_row_groups):
+        rows = table.metadata.row_group(group).num_rows
+        if first + rows > start and first < stop:
+            values = table.read_row_group(group).to_pylist()
+            for offset in range(max(start - first, 0), min(stop - first, rows)):
+                yield _json_paper(_plain(values[offset]), name, record=first + offset + 1)
+        first += rows
+        if first >= stop:
+            break
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet value as JSON would hold it: bytes as text, dates and decimals as strings and
+    numbers (fields that pass through must be writable as JSON)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    try:
+        return float(value)  # Decimal
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def read_line_range(
+    source: str | Path, start: int, end: int, first_line: int
+) -> Iterator[Paper | InputError]:
+    """The records of JSON Lines file ``source`` in bytes ``start`` to ``end`` (both at the
+    start of a line), numbered from ``first_line``: one partition of a big file, read without
+    the rest of it (tagger.cluster plans them)."""
+    name = str(source)
+    try:
+        with open(source, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(end - start)
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", source=name) from None
+    lines = lines_of([data], name)
+    if start == 0:
+        lines = _raw_lines(lines)
+    return _read_jsonl(lines, name, first_line=first_line)
+
+
+# --- files and streams -------------------------------------------------------------------------
+
+
+def _closing(stream: IO[bytes], records: Iterator[Paper | InputError]):
+    try:
+        yield from records
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def _read_stream(
+    stream: Iterable[bytes], source: str, name: str, format: str | None
+) -> Iterator[Paper | InputError]:
+    lines = _raw_lines(stream)
+    head = _head(lines)
+    if head and (head[0].startswith(_UTF16BOMS) or _looks_utf16(b"".join(head))):
+        raise InputError("the file is UTF-16; save it as UTF-8", source=source)
+    chosen = format or detect_format(name, b"".join(head))
+    lines = itertools.chain(head, lines)
+    if chosen == "text":
+        yield from _read_text(lines, source)
+    elif chosen == "jsonl":
+        yield from _read_jsonl(lines, source)
+    elif chosen == "json":
+        yield from _read_json(lines, source)
+    else:
+        head_line = head[-1].decode("utf-8", "replace") if head else ""
+        yield from _read_csv(lines, source, csv_delimiter(name, head_line))
+
+
+def _raw_lines(stream: Iterable[bytes]) -> Iterator[bytes]:
+    """The stream's lines as bytes, without a leading UTF-8 byte-order mark."""
+    lines = iter(stream)
+    first = next(lines, None)
+    if first is None:
+        return
+    yield first.removeprefix(BOM)
+    yield from lines
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """UTF-16 without a byte-order mark: ASCII text with a NUL after (or before) every byte."""
+    sample = head[:64]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return (set(odd) == {0} and 0 not in even) or (set(even) == {0} and 0 not in odd)
+
+
+def _head(lines: Iterator[bytes]) -> list[bytes]:
+    """Lines up to and including the first that is not blank: enough to tell the format."""
+    head = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    return head
+
+
+def _text_lines(lines: Iterable[bytes]) -> Iterator[str]:
+    """Decode line by line; bytes that are not UTF-8 are kept as surrogates (surrogateescape)
+    for ``_utf8_problem`` to report."""
+    for raw in lines:
+        yield raw.decode("utf-8", "surrogateescape")
+
+
+def _utf8_problem(text: str) -> str | None:
+    """What is wrong, if ``text`` holds a byte that was not UTF-8."""
+    found = _ESCAPED_BYTE.search(text)
+    if found is None:
+        return None
+    byte = ord(found.group()) - 0xDC00
+    before = _ESCAPED_BYTE.sub("?", text[: found.start()].rsplit("\n", 1)[-1][-20:])
+    place = f"after {before!r}" if before else "at the start"
+    return f"invalid UTF-8: byte 0x{byte:02X} {place}; save the file as UTF-8"
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+def _paper(
+    fields: dict[str, Any], source: str, *, line: int | None = None, record: int | None = None
+) -> Paper | InputError:
+    """A Paper from ``fields``, or an InputError that says in one line why not."""
+    try:
+        return Paper.model_validate(fields)
+    except ValidationError as exc:
+        reason = "; ".join(_one_problem(error) for error in exc.errors(include_url=False))
+        return InputError(
+            reason, source=source, line=line, record=record, record_id=_record_id(fields)
+        )
+
+
+def _one_problem(error: Any) -> str:
+    """One pydantic error as ``'abstract': field required``; our own checks' message as is."""
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    message = "field required" if error["type"] == "missing" else error["msg"]
+    message = message[:1].lower() + message[1:]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where!r}: {message}" if where else message
+
+
+def _record_id(fields: dict[str, Any]) -> str | None:
+    for name in FIELD_ALIASES["id"]:
+        if fields.get(name) not in (None, ""):
+            return str(fields[name])
+    return None
+
+
+def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
+    for record in records:
+        if isinstance(record, InputError):
+            raise record
+        yield record
+
+
+# --- paper-list text ---------------------------------------------------------------------------
+
+
+def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError | InputNotice]:
+    """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` gives the venue
+    and year of them all (and is said to: a notice); a short one that is no such header is read
+    as a paper, with a notice that it may have been meant as one."""
+    paragraphs = _paragraphs(_text_lines(lines))
+    first = next(paragraphs, None)
+    if first is None:
+        return
+    header = _venue_and_year(first[1])
+    venue, year = header if header else (None, None)
+    if header:
+        yield InputNotice(
+            f"{first[1]!r} is the header: venue {venue}, year {year}", source=source, line=first[0]
+        )
+    else:
+        paragraphs = itertools.chain([first], paragraphs)
+        if "\n" not in first[1] and len(first[1]) < _SHORT_PARAGRAPH and not first[1].endswith("."):
+            yield InputNotice(
+                f"{first[1]!r} is read as a paper: a header names a venue and a year and nothing "
+                "else, like 'ICML 2025 Papers'",
+                source=source,
+                line=first[0],
+            )
+    for line, text in paragraphs:
+        problem = _utf8_problem(text)
+        if len(text) > MAX_ABSTRACT_CHARS:  # cut short by _paragraphs
+            problem = (
+                f"the paragraph is over {MAX_ABSTRACT_CHARS:,} characters long; tagger reads "
+                "abstracts of up to that (is this a whole paper?)"
+            )
+        if problem:
+            yield InputError(problem, source=source, line=line)
+        else:
+            yield _paper({"abstract": text, "venue": venue, "year": year}, source, line=line)
+
+
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Runs of non-blank lines, each with the number of its first line, surrounding whitespace
+    stripped and inner line breaks kept. A run longer than any abstract may be is not kept whole
+    (its first MAX_ABSTRACT_CHARS + 1 characters stand for it), so no file fills the memory."""
+    start, block, size = 0, [], 0
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            if not block:
+                start, size = number, 0
+            if size <= MAX_ABSTRACT_CHARS:
+                block.append(line[: MAX_ABSTRACT_CHARS + 1 - size])
+            size += len(line)
+        elif block:
+            yield start, "".join(block).strip()
+            block = []
+    if block:
+        yield start, "".join(block).strip()
+
+
+def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
+    """The venue and year a header line like ``ICLR 2025 论文列表`` names, if it is one."""
+    found = _HEADER.fullmatch(paragraph)
+    if found is None:
+        return None
+    return found["venue"] or found["venue2"], int(found["year"] or found["year2"])
+
+
+# --- JSON Lines and JSON -----------------------------------------------------------------------
+
+
+def _read_jsonl(
+    lines: Iterable[bytes], source: str, *, first_line: int = 1
+) -> Iterator[Paper | InputError]:
+    for number, line in enumerate(_text_lines(lines), first_line):
+        if not line.strip():
+            continue
+        problem = _utf8_problem(line)
+        if problem:
+            yield InputError(problem, source=source, line=number)
+            continue
+        try:
+            value = parse_json(line)
+        except json.JSONDecodeError as exc:
+            yield InputError(
+                f"invalid JSON: {exc.msg} at column {exc.colno}", source=source, line=number
+            )
+            continue
+        yield _json_paper(value, source, line=number)
+
+
+def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+    """A JSON array of paper objects (or one object). The file is parsed whole, so it may be
+    at most MAX_JSON_BYTES long."""
+    parts, size = [], 0
+    for line in lines:
+        parts.append(line)
+        size += len(line)
+        if size > MAX_JSON_BYTES:
+            raise InputError(
+                f"a JSON array is read whole, and this one is over {MAX_JSON_BYTES // 2**20} MB: "
+                "write one paper per line (JSON Lines) instead",
+                source=source,
+            )
+    data = b"".join(parts)
+    if not data.strip():
+        return
+    document = _load_json_document(data, source)
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise InputError(
+            f"expected a JSON array of paper objects, got {_json_kind(document)}", source=source
+        )
+    for number, value in enumerate(document, 1):
+        yield _json_paper(value, source, record=number)
+
+
+def _load_json_document(data: bytes, source: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"invalid UTF-8: byte 0x{data[exc.start]:02X}; save the file as UTF-8",
+            source=source,
+            line=line,
+        ) from None
+    try:
+        return parse_json(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
+            hint = "; it looks like one object per line: read it as format 'jsonl'"
+        raise InputError(
+            f"invalid JSON: {exc.msg} at column {exc.colno}{hint}", source=source, line=exc.lineno
+        ) from None
+
+
+def _json_paper(
+    value: Any, source: str, *, line: int | None = None, record: int | None = None
+) -> Paper | InputError:
+    if not isinstance(value, dict):
+        return InputError(
+            f"expected a JSON object, got {_json_kind(value)}",
+            source=source,
+            line=line,
+            record=record,
+        )
+    if is_tagged_object(value):  # a line of tagger's own output: its paper is tagged again
+        try:
+            return tagged_from_object(value, source=source, line=line, record=record).paper
+        except InputError as exc:
+            return exc
+    return _paper(value, source, line=line, record=record)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+
+
+# --- CSV and TSV -------------------------------------------------------------------------------
+
+
+def _read_csv(lines: Iterable[bytes], source: str, delimiter: str) -> Iterator[Paper | InputError]:
+    """A header row, then one paper per row. Blank rows (Excel's trailing ``,,,``) are skipped."""
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+    reader = csv.reader(_text_lines(lines), delimiter=delimiter, skipinitialspace=True)
+    rows = _csv_rows(reader)
+    first = next(rows, None)
+    if first is None:
+        return
+    header = _csv_header(*first, source)
+    for line, row in rows:
+        yield _csv_paper(header, row, source, line)
+
+
+def _csv_rows(reader: Any) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """Each row that is not blank, with the line it starts on; a row the csv module cannot
+    parse comes as its error."""
+    start = 1
+    while True:
+        try:
+            row: list[str] | csv.Error = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            row = exc
+        if isinstance(row, csv.Error) or any(cell.strip() for cell in row):
+            yield start, row
+        start = reader.line_num + 1
+
+
+def _csv_header(line: int, row: list[str] | csv.Error, source: str) -> list[str]:
+    """The column names; raise InputError if the header cannot name an abstract column."""
+    if isinstance(row, csv.Error):
+        raise InputError(f"cannot parse the CSV header: {row}", source=source, line=line)
+    problem = _utf8_problem("".join(row))
+    if problem:
+        raise InputError(problem, source=source, line=line)
+    names = [name.strip() for name in row]
+    for name in names:
+        if name and names.count(name) > 1:
+            raise InputError(
+                f"the header names the column {name!r} twice", source=source, line=line
+            )
+    if not any(name in FIELD_ALIASES["abstract"] for name in names):
+        raise InputError(
+            f"no abstract column: the header has {', '.join(map(repr, names))}; name the "
+            f"column of abstracts one of {', '.join(FIELD_ALIASES['abstract'])}",
+            source=source,
+            line=line,
+        )
+    return names
+
+
+def _csv_paper(
+    header: list[str], row: list[str] | csv.Error, source: str, line: int
+) -> Paper | InputError:
+    if isinstance(row, csv.Error):
+        return InputError(f"cannot parse this CSV row: {row}", source=source, line=line)
+    if len(row) != len(header):
+        hint = " (quote fields that contain the delimiter)" if len(row) > len(header) else ""
+        return InputError(
+            f"the row has {len(row)} fields but the header has {len(header)}{hint}",
+            source=source,
+            line=line,
+        )
+    for cell in row:
+        problem = _utf8_problem(cell)
+        if problem:
+            return InputError(problem, source=source, line=line)
+    fields = {
+        name: cell
+        for name, cell in zip(header, row, strict=True)
+        if name and not (cell == "" and name in _OPTIONAL_COLUMNS)
+    }
+    return _paper(fields, source, line=line)

@@ -1,0 +1,258 @@
+"""Tagged output, both ways: written here one whole line per paper (JSON Lines) or one row per
+paper (Parquet), and read back only here.
+
+Every command that reads tagger's output (filter, stats, report, suggest, eval, taxonomy lint
+--corpus, and tag --resume) goes through :func:`read_tagged` and gets back the same
+:class:`~tagger.records.TaggedPaper` the writer was given, from a JSONL file, a Parquet file, or
+a directory of parts (`tagger tag --cluster`).
+
+JSON lines are written by :mod:`tagger.io.jsonl`, Parquet by :mod:`tagger.io.parquet` (its
+docstring gives the schema); a Parquet file's ``record`` column holds each whole tagged line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from pydantic import ValidationError
+
+from ..errors import STDIN_NAME, InputError
+from ..records import TaggedPaper
+from .files import is_stdio, lines_of, read_lines
+from .formats import is_parquet
+from .parquet import open_parquet
+
+
+class TaxonomyIdentity(Protocol):
+    """What :func:`same_taxonomy` reads of a taxonomy (a tagger.taxonomy.model.Taxonomy)."""
+
+    version: str
+    sha256: str
+    source: str
+
+
+T = TypeVar("T")
+NOT_TAGGED = "not a line of tagged JSONL (run `tagger tag` first)"
+
+
+def cut_partial_line(path: Path) -> None:
+    """Make a tagged file safe to append to: cut off a half-written last line, which a killed run
+    or a full disk can leave."""
+    with path.open("r+b") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:  # find the last newline, reading backwards in blocks
+            start = max(0, position - 65536)
+            handle.seek(start)
+            block = handle.read(position - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                position = start + newline + 1
+                break
+            position = start
+        if position < end:
+            handle.truncate(position)
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedLine:
+    """One line of tagged output: where it is, its bytes (as written), and its record."""
+
+    number: int  # 1-based line number
+    raw: bytes  # the line as in the file, ending in a newline
+    record: TaggedPaper
+    source: str = ""  # the file's name, as messages give it
+
+
+Skip = Callable[[InputError], None]
+
+
+def read_tagged(
+    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
+) -> Iterator[TaggedPaper]:
+    """The records of tagged output: a file, or "-" for stdin (read once, as it streams).
+
+    A line that is not tagged output raises :class:`InputError` with its number, or, given
+    ``skip``, is passed to it and left out (the command line warns and goes on) once an earlier
+    line was read: a file whose first line is not tagged output is not tagged output.
+    """
+    return (line.record for line in read_tagged_lines(source, stdin=stdin, skip=skip))
+
+
+def read_tagged_lines(
+    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
+) -> Iterator[TaggedLine]:
+    """Each non-blank line of tagged output with its number and bytes (``filter`` copies them
+    through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
+    if is_stdio(source) and stdin is not None:
+        return _parse_lines(lines_of(stdin, STDIN_NAME), STDIN_NAME, skip)
+    if not is_stdio(source) and Path(source).is_dir():
+        return _read_parts(Path(source), skip)
+    if not is_stdio(source) and is_parquet(source):
+        return _parquet_lines(source, skip)
+    name = STDIN_NAME if is_stdio(source) else str(source)
+    return _parse_lines(read_lines(source), name, skip)
+
+
+def part_files(directory: Path) -> list[Path]:
+    """The parts of a `tagger tag --cluster` output directory, in order."""
+    return sorted(
+        path
+        for path in directory.iterdir()
+        if path.name.startswith("part-")
+        and path.suffix in (".jsonl", ".parquet")
+        and not path.name.endswith(".errors.jsonl")
+    )
+
+
+def _read_parts(directory: Path, skip: Skip | None) -> Iterator[TaggedLine]:
+    parts = part_files(directory)
+    if not parts:
+        raise InputError(
+            "is a directory, not a file, and holds no part files (part-00000.jsonl, ...) of "
+            "`tagger tag --cluster`",
+            source=str(directory),
+        )
+    return (line for part in parts for line in read_tagged_lines(part, skip=skip))
+
+
+def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine]:
+    name = str(source)
+    table = open_parquet(source)
+    if "record" not in table.schema_arrow.names:
+        raise InputError(
+            "a Parquet file without a 'record' column: not tagged output (run `tagger tag`)",
+            source=name,
+        )
+    return _parquet_records(table, name, skip)
+
+
+def _parquet_records(table: Any, name: str, skip: Skip | None) -> Iterator[TaggedLine]:
+    number = 0
+    for batch in table.iter_batches(columns=["record"]):
+        raws = [(value or "").encode("utf-8") + b"\n" for value in batch.column(0).to_pylist()]
+        for raw in raws:
+            number += 1
+            yield from _parse_lines([raw], name, skip, first=number)
+
+
+def _parse_lines(
+    lines: Iterable[bytes], name: str, skip: Skip | None, *, first: int = 1
+) -> Iterator[TaggedLine]:
+    read = first - 1  # rows of a Parquet file come one call each
+    for number, raw in enumerate(lines, start=first):
+        if not raw.strip():
+            continue
+        try:
+            record = parse_tagged_line(raw, source=name, line=number)
+        except InputError as exc:
+            error = exc
+            if not raw.endswith(b"\n"):  # the last line, cut short
+                error = InputError(
+                    "the file ends in the middle of this line (an interrupted run?); the lines "
+                    "before it are read",
+                    source=name,
+                    line=number,
+                )
+            if skip is None or not read:
+                raise error from None
+            skip(error)
+            continue
+        read += 1
+        yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n", record, name)
+
+
+def same_taxonomy(
+    records: Iterable[T], taxonomy: TaxonomyIdentity, warn: Callable[[str], None], source: str
+) -> Iterator[T]:
+    """The records (or tagged lines), with a warning (once) if one was tagged with another
+    taxonomy than ``taxonomy``: its areas may not be this taxonomy's, and counts by area would
+    mislead."""
+    for number, item in enumerate(records, start=1):
+        record = item.record if isinstance(item, TaggedLine) else item
+        if record.provenance.taxonomy_sha256 != taxonomy.sha256 and warn is not None:
+            warn(
+                f"{source}: paper {number} was tagged with taxonomy version "
+                f"{record.provenance.taxonomy_version} (sha256 "
+                f"{record.provenance.taxonomy_sha256[:12]}), not with {taxonomy.source} "
+                f"(version {taxonomy.version}, sha256 {taxonomy.sha256[:12]}): areas it does not "
+                "have are not counted; pass the taxonomy it was tagged with (--taxonomy)"
+            )
+            warn = None
+        yield item
+
+
+def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
+    """One line of tagged output as its record, or an InputError that says why not."""
+    try:
+        return TaggedPaper.model_validate_json(raw)
+    except ValidationError as exc:
+        raise _not_tagged(exc, source=source, line=line) from None
+
+
+def is_tagged_object(value: Any) -> bool:
+    """Whether a parsed JSON object has the shape of tagged output (readers tag its paper)."""
+    return isinstance(value, dict) and isinstance(value.get("paper"), dict) and "tags" in value
+
+
+def tagged_from_object(
+    value: Any, *, source: str, line: int | None = None, record: int | None = None
+) -> TaggedPaper:
+    """A parsed JSON object of tagged output as its record, or an InputError that says why not."""
+    try:
+        return TaggedPaper.model_validate(value)
+    except ValidationError as exc:
+        raise _not_tagged(exc, source=source, line=line, record=record) from None
+
+
+def _not_tagged(exc: ValidationError, **where: Any) -> InputError:
+    errors = exc.errors(include_url=False)
+    if any(e["type"] == "json_invalid" or e["loc"] in ((), ("paper",), ("tags",)) for e in errors):
+        return InputError(NOT_TAGGED, **where)  # not even close: no paper, no tags
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"])
+    message = first["msg"][:1].lower() + first["msg"][1:]
+    return InputError(f"not a line of tagged JSONL: {field!r}: {message}", **where)
+
+
+def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:
+    """Whether ``source`` (a file, or "-") holds tagged output rather than papers to tag, judged
+    by its first non-blank line. For stdin, also the lines to read it from next, the peeked ones
+    included: pass them on as ``stdin=`` so that nothing is read twice or lost. A directory is
+    a `tagger tag --cluster` output; a Parquet file is tagged output if it has a 'record'
+    column."""
+    if not is_stdio(source) and Path(source).is_dir():
+        return True, None
+    if not is_stdio(source) and is_parquet(source):
+        try:
+            return "record" in open_parquet(source).schema_arrow.names, None
+        except InputError:
+            return False, None  # the papers' reader says what is wrong with it
+    lines = read_lines(source)
+    head: list[bytes] = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    tagged = _is_tagged(head[-1]) if head else False
+    if is_stdio(source):
+        return tagged, _chain(head, lines)
+    lines.close()
+    return tagged, None
+
+
+def _is_tagged(raw: bytes) -> bool:
+    try:
+        TaggedPaper.model_validate_json(raw)
+    except ValidationError:
+        return False
+    return True
+
+
+def _chain(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield from head
+    yield from rest

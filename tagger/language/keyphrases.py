@@ -1,0 +1,409 @@
+"""Keyphrases: noun-phrase candidates from spaCy's POS tags, variants merged, each scored by
+the probability that a reader accepts it.
+
+Candidates are whole noun phrases (runs of adjectives and nouns up to their last noun: "graph
+neural networks") or their tails that keep the head ("reinforcement learning" of "offline
+multi-task reinforcement learning"); a piece cut before the head ("large language") only where
+the paper uses it alone; never n-grams glued across removed stop words. Variants share one
+normalised form: plural and singular, case, hyphenation, and an acronym the paper defines with its
+long form ("graph neural networks (GNNs)" and later "GNNs"). KeyBERT gives each candidate its
+cosine similarity to the paper, and the acceptance model (fitted to judged/keyphrases.jsonl)
+turns that and what else is known about the phrase into its score; the list is chosen most likely
+first, without redundant pairs, with MMR for variety.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import TaggerConfig
+from ..errors import TaggerError
+from ..io import packaged
+from ..records import Keyphrase, Span
+from .candidates import _GENERIC_HEADS, Candidate, candidates
+from .context import Context
+from .embedders import CachedEmbedder, Embedder
+from .imports import without
+from .specificity import Specificity
+from .text import Analysis, is_acronym
+from .trees import Trees
+
+# What the acceptance model reads about a candidate; :func:`features` computes each.
+FEATURES = (
+    "similarity",  # KeyBERT: cosine of the phrase and the paper's opening
+    "title",  # the phrase is in the title
+    "occurrences",  # ln(places the phrase or a variant occurs)
+    "whole",  # the share of them where it is a whole noun phrase, not the tail of a longer one
+    "single",  # one word
+    "two",  # two words
+    "head_idf",  # how rare its last word is in the corpus (language.specificity), in [0, 1]
+    "min_idf",  # ... its commonest word
+    "phrase_idf",  # ... the whole phrase
+    "keyness",  # how much more often than usual authors list it as a keyword when it occurs
+    "acronym",  # an acronym, or a phrase the paper defines one for
+    "earliest",  # 1 - where it first occurs, as a share of the paper's words
+    "aside",  # the share of its occurrences about other work, experiments, or in examples
+    "opener",  # how often authors start a keyword with its first word (language.specificity)
+)
+DEFAULT_MODEL = "keyphrases.json"
+# KeyBERT's cosine for a typical candidate (the mean over the judged set's candidates): what the
+# shortlist assumes before anything is embedded.
+_TYPICAL_SIMILARITY = 0.22
+
+
+@dataclass(frozen=True)
+class AcceptanceModel:
+    """The probability that a reader accepts a candidate as a keyphrase of its paper: gradient-
+    boosted trees over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
+    ``python -m tagger.corpus.calibrate --keyphrases``, and what it was fitted on."""
+
+    accept: Trees
+    about: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> AcceptanceModel:
+        """The model at ``path``, or the one shipped with tagger."""
+        return _load_model(str(path) if path else "")
+
+    def fitted_on(self, path: str | Path) -> bool:
+        """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
+        return packaged.fitted_on(self.about, path)
+
+    def save(self, path: str | Path) -> None:
+        """Write the model: what it was fitted on, readable; then one line per tree."""
+        trees = self.accept.as_dict()
+        head = {"names": trees["names"], "baseline": trees["baseline"]}
+        lines = ",\n".join(json.dumps(tree, separators=(",", ":")) for tree in trees["trees"])
+        text = (
+            f'{{"about": {json.dumps(self.about, indent=1)},\n"accept": '
+            f'{json.dumps(head)[:-1]}, "trees": [\n{lines}\n]}}}}\n'
+        )
+        Path(path).write_text(text, encoding="utf-8")
+
+
+@cache
+def _load_model(path: str) -> AcceptanceModel:
+    try:
+        data = packaged.read_json(path, DEFAULT_MODEL)
+        return AcceptanceModel(Trees.from_dict(data["accept"], FEATURES), data.get("about", {}))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TaggerError(
+            f"cannot read the keyphrase model {path or DEFAULT_MODEL}: {exc!r}"
+        ) from None
+
+
+def features(
+    candidate: Candidate,
+    similarity: float,
+    analysis: Analysis,
+    table: Specificity,
+    context: Context,
+) -> dict[str, float]:
+    """What the acceptance model reads about one candidate of a paper."""
+    words = candidate.key.split()
+    aside = sum(
+        context.aside(span.field, sentence, span.start, span.end)
+        for span, sentence in zip(candidate.spans, candidate.sentences, strict=True)
+    )
+    idf = [table.idf(word) for word in words]
+    return {
+        "similarity": similarity,
+        "title": float(any(span.field == "title" for span in candidate.spans)),
+        "occurrences": math.log(len(candidate.spans)),
+        "whole": candidate.whole / len(candidate.spans),
+        "single": float(len(words) == 1),
+        "two": float(len(words) == 2),
+        "head_idf": idf[-1],
+        "min_idf": min(idf),
+        "phrase_idf": table.phrase_idf(candidate.key),
+        "keyness": table.keyness(candidate.key),
+        "acronym": float(candidate.acronym),
+        "earliest": 1.0 - candidate.first / max(1, len(analysis.words)),
+        "aside": aside / len(candidate.spans),
+        "opener": table.opener(words[0]) if len(words) > 1 else 0.0,
+    }
+
+
+class KeyphraseExtractor:
+    """Ranks candidates by the probability that a reader would accept them, with KeyBERT's
+    similarity as one of the things that probability reads.
+
+    KeyBERT gives each candidate its cosine similarity to the paper (its first ``doc_words``
+    words). The acceptance model (:class:`AcceptanceModel`) turns that, where and how often the
+    phrase occurs, whether it is a whole noun phrase, and how specific its words are in the
+    corpus (language.specificity), into a probability: the keyphrase's ``score``. The list is chosen
+    best first, leaving out a phrase that contains, or is contained in, one already chosen unless
+    both are likely (p >= 0.8) and the shorter one also occurs twice on its own; with
+    ``diversity > 0``, Maximal Marginal Relevance then trades probability for variety. Only the
+    ``max_candidates`` most likely before embedding are embedded. Phrase embeddings are cached
+    across the run; a batch of papers is embedded at once.
+    """
+
+    def __init__(self, embedder: Embedder, config: TaggerConfig | None = None) -> None:
+        self.embedder = embedder
+        self.config = config or TaggerConfig()
+        self.table = Specificity.load()
+        self._phrases = CachedEmbedder(embedder, max_entries=self.config.phrase_cache)
+        self._keybert = None
+
+    @cached_property
+    def model(self) -> AcceptanceModel:
+        return AcceptanceModel.load(self.config.keyphrase_model or None)
+
+    @property
+    def keybert(self):
+        if self._keybert is None:
+            KeyBERT, BaseEmbedder = _keybert_classes()  # noqa: N806
+            embedder = self.embedder
+
+            class _Backend(BaseEmbedder):
+                def embed(self, documents, verbose=False):
+                    return embedder.embed(list(documents))
+
+            self._keybert = KeyBERT(model=_Backend())
+        return self._keybert
+
+    def extract(
+        self,
+        docs: Sequence[str],
+        analyses: Sequence[Analysis],
+        doc_embeddings: np.ndarray | None = None,
+    ) -> list[list[Keyphrase]]:
+        """Keyphrases of each paper, best first; one list per paper, in order.
+        ``doc_embeddings``: the papers' embeddings, one row each, if already made by
+        :meth:`embed_papers`."""
+        results = []
+        for found, analysis, described, vectors, likely in self._describe(
+            docs, analyses, doc_embeddings
+        ):
+            ranked = sorted(
+                zip(likely, described, strict=True), key=lambda pair: (-pair[0], pair[1])
+            )
+            results.append(
+                [
+                    Keyphrase(
+                        text=surface(found[key], analysis),
+                        normalized=key,
+                        score=round(p, 4),
+                        spans=found[key].spans,
+                    )
+                    for p, key in _choose(ranked, found, vectors, self.config)
+                ]
+            )
+        return results
+
+    def described(
+        self, docs: Sequence[str], analyses: Sequence[Analysis]
+    ) -> list[dict[str, tuple[str, dict[str, float]]]]:
+        """Every shortlisted candidate of each paper, by normalised form: its text as shown and
+        the features the acceptance model reads (what ``python -m tagger.corpus.calibrate
+        --keyphrases`` fits the model to)."""
+        return [
+            {key: (surface(found[key], analysis), row) for key, row in described.items()}
+            for found, analysis, described, _, _ in self._describe(
+                docs, analyses, None, score=False
+            )
+        ]
+
+    def _describe(
+        self,
+        docs: Sequence[str],
+        analyses: Sequence[Analysis],
+        doc_embeddings: np.ndarray | None,
+        *,
+        score: bool = True,
+    ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict, list]]:
+        """Per paper: its shortlisted candidates, its analysis, each one's features, each one's
+        embedding, and (with ``score``) the probability of each, in the order of the features."""
+        config = self.config
+        per_doc: list[dict[str, Candidate]] = []
+        rows_of: list[dict[str, dict[str, float]]] = []
+        for analysis in analyses:
+            found = candidates(analysis, max_words=config.max_words)
+            for key, candidate in found.items():
+                candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
+            context = Context(analysis)
+            per_doc.append(found)
+            rows_of.append(
+                {
+                    key: features(c, _TYPICAL_SIMILARITY, analysis, self.table, context)
+                    for key, c in found.items()
+                }
+            )
+        self._shortlist(per_doc, rows_of)
+        todo = [i for i, found in enumerate(per_doc) if found]
+        scored_of: dict[int, list[tuple[str, float]]] = {}
+        vectors: dict[str, np.ndarray] = {}
+        if todo:
+            from sklearn.feature_extraction.text import CountVectorizer
+
+            # KeyBERT reads each "document" through the vectorizer: here a paper's index stands
+            # for the paper, and the analyzer returns its candidates' normalised forms.
+            vectorizer = CountVectorizer(
+                analyzer=lambda index: list(per_doc[int(index)]), lowercase=False
+            )
+            vocabulary = sorted({key for i in todo for key in per_doc[i]})
+            phrase_embeddings = self._phrases.embed(vocabulary)
+            similarities = self.keybert.extract_keywords(
+                [str(i) for i in todo],
+                vectorizer=vectorizer,
+                doc_embeddings=doc_embeddings[todo]
+                if doc_embeddings is not None
+                else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
+                word_embeddings=phrase_embeddings,
+                top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
+            )
+            if len(todo) == 1:  # KeyBERT returns a bare list for a single document
+                similarities = [similarities]
+            scored_of = dict(zip(todo, similarities, strict=True))
+            vectors = dict(zip(vocabulary, phrase_embeddings, strict=True))
+        described_of = []
+        for i, rows in enumerate(rows_of):
+            described = {}
+            for key, similarity in scored_of.get(i, []):
+                rows[key]["similarity"] = similarity
+                described[key] = rows[key]
+            described_of.append(described)
+        flat = [row for described in described_of for row in described.values()] if score else []
+        likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
+        for found, analysis, described in zip(per_doc, analyses, described_of, strict=True):
+            yield found, analysis, described, vectors, [next(likely) for _ in flat and described]
+
+    def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
+        """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
+        return self.embedder.embed([_opening(doc, self.config.doc_words) for doc in docs])
+
+    def _shortlist(
+        self, per_doc: list[dict[str, Candidate]], rows_of: list[dict[str, dict[str, float]]]
+    ) -> None:
+        """Keep each paper's ``max_candidates`` most likely candidates before any embedding
+        (their similarity taken as _TYPICAL_SIMILARITY), in order of first occurrence: most of a
+        paper's candidates never come near the top ten, and dropping them early is faster."""
+        limit = self.config.max_candidates
+        over = [i for i, rows in enumerate(rows_of) if len(rows) > limit]
+        flat = [row for i in over for row in rows_of[i].values()]
+        likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
+        for i in over:
+            prior = sorted(((next(likely), key) for key in rows_of[i]), key=lambda p: (-p[0], p[1]))
+            keep = {key for _, key in prior[:limit]}
+            per_doc[i] = {key: c for key, c in per_doc[i].items() if key in keep}
+            rows_of[i] = {key: row for key, row in rows_of[i].items() if key in keep}
+
+
+def _keybert_classes() -> tuple[type, type]:
+    """KeyBERT and its embedder base class, without the backends it would import."""
+    with without("sentence_transformers", "transformers", "huggingface_hub"):
+        from keybert import KeyBERT
+        from keybert.backend import BaseEmbedder
+    return KeyBERT, BaseEmbedder
+
+
+def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bool:
+    """An acronym ('GNNs'), or the long form of one the paper defines."""
+    if len(key.split()) > 1:
+        return tuple(key.split()) in set(analysis.acronyms.values())
+    text = analysis.surface(candidate.spans[0])
+    return is_acronym(text)
+
+
+def surface(candidate: Candidate, analysis: Analysis) -> str:
+    """The phrase as the paper writes it: its first occurrence in the abstract, markup
+    stripped; a phrase only in a title written in Title Case loses the capitals of the title's
+    style ('Bandit Algorithms' -> 'bandit algorithms', 'Multi-Agent' -> 'multi-agent'), keeping
+    acronyms, words with capitals inside ('PixArt') and names the abstract writes with a capital
+    and never without ('Wasserstein')."""
+    in_abstract = [span for span in candidate.spans if span.field == "abstract"]
+    if in_abstract:
+        return analysis.surface(min(in_abstract, key=lambda span: span.start))
+    text = analysis.surface(candidate.spans[0])
+    if not _title_case(analysis.title):
+        return text
+    written = set(re.findall(r"[^\W\d_]+", analysis.cleaned["abstract"][0]))
+
+    def unstyled(part: str) -> str:
+        styled = part[:1].isupper() and part[1:].islower()
+        name = part in written and part.lower() not in written
+        return part.lower() if styled and not name else part
+
+    return " ".join("-".join(map(unstyled, word.split("-"))) for word in text.split())
+
+
+def _title_case(title: str) -> bool:
+    """Most of the title's longer words start with a capital: 'Robot Fleet Learning via ...'."""
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", title)[1:] if len(w) > 3]
+    return bool(words) and sum(w[0].isupper() for w in words) >= 0.6 * len(words)
+
+
+def _opening(text: str, words: int) -> str:
+    """The first ``words`` words: the title and opening sentences say what a paper is about (on
+    author keywords this ranks phrases as well as the whole abstract does, at half the cost)."""
+    parts = text.split(maxsplit=words)
+    return " ".join(parts[:words])
+
+
+def _choose(
+    ranked: list[tuple[float, str]],
+    found: dict[str, Candidate],
+    vectors: dict[str, np.ndarray],
+    config: TaggerConfig,
+) -> list[tuple[float, str]]:
+    """The ``top_n`` keyphrases, most likely first: without a phrase that overlaps one already
+    chosen (see :func:`_overlap`), and with ``diversity > 0`` picked by Maximal Marginal
+    Relevance over the best 40: each pick maximises ``(1 - diversity) * p - diversity *
+    (similarity to the closest phrase already picked)``."""
+    pool = ranked[:40]
+    if not pool:
+        return []
+    matrix = np.stack([vectors[key] for _, key in pool])
+    similarity = matrix @ matrix.T
+    chosen: list[int] = []
+    closest = np.zeros(len(pool))
+    left = set(range(len(pool)))
+    while left and len(chosen) < config.top_n:
+        best = max(
+            left,
+            key=lambda k: ((1 - config.diversity) * pool[k][0] - config.diversity * closest[k], -k),
+        )
+        left.discard(best)
+        if any(_overlap(pool[best], pool[k], found) for k in chosen):
+            continue
+        chosen.append(best)
+        closest = np.maximum(closest, similarity[best])
+    picked = [pool[k] for k in chosen]
+    return sorted(picked, key=lambda pair: (-pair[0], pair[1]))
+
+
+# A phrase and one it contains are both listed only when both carry weight: each at least this
+# likely, and the shorter one occurring at least _ALONE times outside the longer (measured on the
+# judged keyphrase set: docs/keyphrase-calibration.md).
+_BOTH_LIKELY = 0.8
+_ALONE = 2
+
+
+def _overlap(a: tuple[float, str], b: tuple[float, str], found: dict[str, Candidate]) -> bool:
+    """One phrase contains the other ('reinforcement learning', 'deep reinforcement learning'),
+    and they do not both carry weight (see _BOTH_LIKELY), or the longer one only adds a generic
+    head ('method', 'framework') to the shorter."""
+    (pa, ka), (pb, kb) = a, b
+    short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
+    if f" {short} " not in f" {long} ":
+        return False
+    rest, head = long.rsplit(" ", 1)
+    if min(pa, pb) < _BOTH_LIKELY or rest == short and head in _GENERIC_HEADS:
+        return True  # 'AFL framework' adds nothing to 'asynchronous federated learning'
+
+    alone = [s for s in found[short].spans if not _within(s, found[long].spans)]
+    return len(alone) < _ALONE
+
+
+def _within(span: Span, spans: list[Span]) -> bool:
+    return any(s.field == span.field and s.start <= span.start and span.end <= s.end for s in spans)

@@ -1,0 +1,102 @@
+"""Gradient-boosted decision trees as plain data: fitted with scikit-learn, shipped as JSON, read
+with numpy alone (the keyphrase acceptance model is one)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Trees:
+    """Gradient-boosted decision trees over named features (scikit-learn's
+    HistGradientBoostingClassifier, exported to plain arrays): ``sigmoid(baseline + the leaf
+    each tree sends the row to)``. Where features act together (a phrase authors often choose as
+    a keyword, but mentioned once and in passing) trees find what one weight per feature cannot.
+    """
+
+    names: tuple[str, ...]
+    baseline: float
+    trees: tuple[dict[str, Any], ...]  # per tree: feature, threshold, left, right, leaf, value
+
+    def __call__(self, features: Mapping[str, float]) -> float:
+        return float(self.predict([features])[0])
+
+    def predict(self, rows: Sequence[Mapping[str, float]]) -> Any:
+        """The probability of each row, as a numpy array."""
+        import numpy as np
+
+        x = np.array([[row[name] for name in self.names] for row in rows], dtype=float)
+        x = x.reshape(len(rows), len(self.names))
+        raw = np.full(len(x), self.baseline)
+        index = np.arange(len(x))
+        for tree in self._arrays:
+            node = np.zeros(len(x), dtype=np.intp)
+            for _ in range(tree["depth"]):
+                left = x[index, tree["feature"][node]] <= tree["threshold"][node]
+                step = np.where(left, tree["left"][node], tree["right"][node])
+                node = np.where(tree["leaf"][node], node, step)
+            raw += tree["value"][node]
+        return 1.0 / (1.0 + np.exp(-np.clip(raw, -50.0, 50.0)))
+
+    @cached_property
+    def _arrays(self) -> list[dict[str, Any]]:
+        import numpy as np
+
+        return [
+            {
+                "feature": np.array(tree["feature"], dtype=np.intp),
+                "threshold": np.array(tree["threshold"], dtype=float),
+                "left": np.array(tree["left"], dtype=np.intp),
+                "right": np.array(tree["right"], dtype=np.intp),
+                "leaf": np.array(tree["leaf"], dtype=bool),
+                "value": np.array(tree["value"], dtype=float),
+                "depth": int(tree["depth"]),
+            }
+            for tree in self.trees
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"names": list(self.names), "baseline": self.baseline, "trees": list(self.trees)}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str]) -> Trees:
+        if list(raw["names"]) != list(names):
+            raise ValueError(f"the trees read {raw['names']}, not {list(names)}")
+        return cls(names=tuple(names), baseline=float(raw["baseline"]), trees=tuple(raw["trees"]))
+
+
+TREE_SETTINGS = {"max_depth": 3, "learning_rate": 0.1, "max_iter": 100}
+
+
+def fitted_trees(
+    rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, names: Sequence[str]
+) -> Trees:
+    """Gradient-boosted trees fitted to feature rows and 0/1 labels (scikit-learn's
+    HistGradientBoostingClassifier with TREE_SETTINGS, a fixed seed, no early stopping)."""
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x = np.array([[row[name] for name in names] for row in rows], dtype=float)
+    fit = HistGradientBoostingClassifier(**TREE_SETTINGS, early_stopping=False, random_state=0).fit(
+        x, np.array(labels)
+    )
+    trees = []
+    for (predictor,) in fit._predictors:  # one tree per round (binary: one class)
+        nodes = predictor.nodes
+        trees.append(
+            {
+                "feature": nodes["feature_idx"].tolist(),
+                "threshold": nodes["num_threshold"].tolist(),
+                "left": nodes["left"].tolist(),
+                "right": nodes["right"].tolist(),
+                "leaf": nodes["is_leaf"].astype(int).tolist(),
+                "value": nodes["value"].tolist(),  # the learning rate is already applied
+                "depth": int(nodes["depth"].max()),
+            }
+        )
+    return Trees(
+        names=tuple(names), baseline=float(fit._baseline_prediction.ravel()[0]), trees=tuple(trees)
+    )

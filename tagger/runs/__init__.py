@@ -1,0 +1,6 @@
+"""Whole runs: paper files in, tagged files out, nothing lost.
+
+A local run (:mod:`.local`: rejected records reported, repeated ids warned of, resume, workers,
+retag of tagged files) and a run on a Dask cluster (:mod:`.cluster`: partitions, one part file
+each, a manifest). Reads input files through ``io``; tags with ``tagging``; hands on a summary.
+"""

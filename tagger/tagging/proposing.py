@@ -1,0 +1,231 @@
+"""From rule hits to area tags: which areas is the paper about, and how sure is that?
+
+Rules propose. Every area one of whose rules fired, or one of its sub-areas' rules, is a
+candidate, and its hits are its evidence. Each hit is weighed by what fired (an alias counts more
+than a cue), where (the title and the first sentence count more; a related-work clause counts
+less), whether it lies inside a top-ranked keyphrase, and how often the same rule already fired
+(the second mention adds half, the third a third); overlapping hits count once. An area's evidence
+is its own hits, plus its best sub-area's evidence and half of each other sub-area's.
+
+The learned part weighs (tagging.weigher): it reads each candidate's evidence as a few features
+(how much, of what kind, where: title, first sentence, related work, lists of examples,
+evaluation; how close the paper's embedding is to the area's description; how the candidate
+compares with the others) and gives the probability that the tag is right, its ``score``, and how
+much the paper is mainly about the area, the order tags come in. A tag is listed when its score
+reaches ``min_score``; a parent only when its own rules fired, or no sub-area of it is listed: a
+sub-area's tag names its ancestors in its ``path``, so a parent is not repeated for nothing.
+
+Facets (a root marked ``facet``, such as the contribution type) are proposed by rules the same
+way, but weighed apart from the topics and by their own model: a paper's ``facets`` say what kind
+of paper it is (theory, dataset, ...), its ``tags`` what it is about.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ..config import TaggerConfig
+from ..language.context import Context
+from ..language.spans import DisjointSpans, SpanIndex
+from ..language.text import Analysis
+from ..records import Evidence
+from ..taxonomy.model import Taxonomy
+from ..taxonomy.rules import Hit
+
+
+@dataclass
+class Candidate:
+    """An area the rules found in a paper, with its evidence and what the weigher reads."""
+
+    area: str
+    hits: list[int]  # the paper's hits that are evidence for it: its own and its sub-areas'
+    own: float  # the evidence of its own rules
+    total: float  # own evidence, the best sub-area's, and child_decay of each other's
+    features: dict[str, float] = field(default_factory=dict)
+
+
+def propose(
+    hits: list[Hit],
+    analysis: Analysis,
+    taxonomy: Taxonomy,
+    *,
+    n_keyphrases: int,
+    config: TaggerConfig,
+    similarity: Mapping[str, float] | None = None,
+) -> tuple[list[Candidate], list[float]]:
+    """Every candidate area of one paper with its features, and the weight of each hit."""
+    if not hits:
+        return [], []
+    context = Context(analysis)
+    weights = _weigh(hits, analysis, n_keyphrases, config, context)
+    by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
+    for index, hit in enumerate(hits):
+        for ancestor in taxonomy.path(hit.area):
+            by_area[ancestor].append(index)
+
+    own_raw: dict[str, float] = {}
+    for area_id, indices in by_area.items():
+        below: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i in indices:
+            if hits[i].area != area_id:
+                below[hits[i].field].append((hits[i].start, hits[i].end))
+        taken = {field: SpanIndex(spans) for field, spans in below.items()}
+        # an area's own hit on words a sub-area's rule also matched is the sub-area's evidence
+        own = [
+            i
+            for i in indices
+            if hits[i].area == area_id
+            and not (
+                hits[i].field in taken and taken[hits[i].field].overlaps(hits[i].start, hits[i].end)
+            )
+        ]
+        own_raw[area_id] = _evidence_sum(hits, weights, _count_once(hits, weights, own))
+
+    raw: dict[str, float] = {}
+
+    def total(area_id: str) -> float:
+        """Own evidence, plus the best sub-area's, plus ``child_decay`` times each other's."""
+        if area_id not in raw:
+            children = sorted(
+                (total(c) for c in taxonomy.children[area_id] if c in by_area), reverse=True
+            )
+            raw[area_id] = own_raw[area_id] + sum(
+                value * (1.0 if rank == 0 else config.child_decay)
+                for rank, value in enumerate(children)
+            )
+        return raw[area_id]
+
+    found = [Candidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
+    totals = {c.area: c.total for c in found}
+    similarity = similarity or {}
+    best_similarity = max((similarity.get(c.area, 0.0) for c in found), default=0.0)
+    for candidate in found:
+        features = _features(candidate, hits, weights, context, taxonomy, n_keyphrases, totals)
+        features["similarity"] = similarity.get(candidate.area, 0.0)
+        features["similarity_gap"] = features["similarity"] - best_similarity
+        candidate.features = features
+    return found, weights
+
+
+def by_facet(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
+    """A paper's hits grouped by what they are evidence of: topics (None), or each facet (its
+    root's id). Each group is weighed on its own: a contribution type never competes with a
+    topic."""
+    groups: dict[str | None, list[Hit]] = defaultdict(list)
+    for hit in hits:
+        groups[taxonomy.facet(hit.area)].append(hit)
+    return groups
+
+
+def _features(
+    candidate: Candidate,
+    hits: list[Hit],
+    weights: list[float],
+    context: Context,
+    taxonomy: Taxonomy,
+    n_keyphrases: int,
+    totals: Mapping[str, float],
+) -> dict[str, float]:
+    """What the weigher reads about one candidate's evidence (weigher.FEATURES says what each
+    is); the similarities are added by the caller."""
+    kept = _count_once(hits, weights, candidate.hits)
+    mass = sum(weights[i] for i in kept) or 1.0
+
+    def share(where: Callable[[Hit], bool]) -> float:
+        return sum(weights[i] for i in kept if where(hits[i])) / mass
+
+    ranks = [hits[i].keyphrase_rank for i in kept if hits[i].keyphrase_rank is not None]
+    in_abstract = [hits[i] for i in kept if hits[i].field == "abstract"]
+    parent = taxonomy.by_id[candidate.area].parent
+    siblings = [a for a in totals if taxonomy.by_id[a].parent == parent and a != candidate.area]
+    return {
+        "evidence": math.log1p(candidate.total),
+        "own": math.log1p(candidate.own),
+        "from_below": 1.0 - min(candidate.own / candidate.total, 1.0) if candidate.total else 0.0,
+        "hits": math.log1p(len(kept)),
+        "rules": math.log1p(len({(hits[i].area, hits[i].rule) for i in kept})),
+        "title": float(any(hits[i].field == "title" for i in kept)),
+        "first_sentence": float(any(hit.sentence == 0 for hit in in_abstract)),
+        "strong": float(any(hits[i].kind in ("alias", "acronym", "pattern") for i in kept)),
+        "strong_title": float(
+            any(hits[i].field == "title" and hits[i].kind != "cue" for i in kept)
+        ),
+        "keyphrase": 1.0 - min(ranks) / n_keyphrases if ranks and n_keyphrases else 0.0,
+        "related_work": share(context.in_related_work),
+        "examples": share(context.in_examples),
+        "evaluation": share(context.in_evaluation),
+        "spread": len({hit.sentence for hit in in_abstract}) / context.sentences,
+        "earliest": 1.0
+        - min((hit.start for hit in in_abstract), default=context.length) / context.length,
+        "relative": candidate.total / (max(totals.values()) or 1.0),
+        "sibling_rank": 1.0 / (1 + sum(totals[a] > candidate.total for a in siblings)),
+        "depth": float(len(taxonomy.path(candidate.area)) - 1),
+        "leaf": float(not taxonomy.children[candidate.area]),
+    }
+
+
+def _decayed(hits: list[Hit], weights: list[float], kept: list[int]) -> Iterator[tuple[int, float]]:
+    """Each kept hit with its weight, the k-th hit of the same rule counting 1/k."""
+    seen: dict[str, int] = defaultdict(int)
+    for index in kept:
+        seen[hits[index].rule] += 1
+        yield index, weights[index] / seen[hits[index].rule]
+
+
+def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> float:
+    return sum(weight for _, weight in _decayed(hits, weights, kept))
+
+
+def _evidence(
+    hits: list[Hit], weights: list[float], indices: list[int], analysis: Analysis
+) -> list[Evidence]:
+    """An area's evidence, its sub-areas' included, overlapping hits shown once, in text order."""
+    return [
+        Evidence(
+            area=hits[i].area,
+            kind=hits[i].kind,
+            rule=hits[i].rule,
+            text=analysis.text(hits[i]),
+            field=hits[i].field,
+            start=hits[i].start,
+            end=hits[i].end,
+            weight=round(weight, 3),
+            keyphrase=hits[i].keyphrase,
+        )
+        for i, weight in _decayed(hits, weights, _count_once(hits, weights, indices))
+    ]
+
+
+def _weigh(
+    hits: list[Hit], analysis: Analysis, n_keyphrases: int, config: TaggerConfig, context: Context
+) -> list[float]:
+    weights = []
+    for hit in hits:
+        weight = config.kind_weight(hit.kind)
+        if hit.field == "title":
+            weight *= config.title_factor
+        elif hit.sentence == 0:
+            weight *= config.first_sentence_factor
+        elif context.in_related_work(hit):
+            weight *= config.related_work_factor
+        if hit.keyphrase_rank is not None and n_keyphrases:
+            weight *= 1.0 + config.keyphrase_bonus * (1.0 - hit.keyphrase_rank / n_keyphrases)
+        weights.append(weight)
+    return weights
+
+
+def _count_once(hits: list[Hit], weights: list[float], indices: list[int]) -> list[int]:
+    """Of hits that overlap, keep the heaviest (then the longest); in text order."""
+    kept: list[int] = []
+    spans: dict[str, DisjointSpans] = defaultdict(DisjointSpans)
+    order = sorted(indices, key=lambda i: (-weights[i], -(hits[i].end - hits[i].start), i))
+    for index in order:
+        hit = hits[index]
+        if not spans[hit.field].overlaps(hit.start, hit.end):
+            spans[hit.field].add(hit.start, hit.end)
+            kept.append(index)
+    kept.sort(key=lambda i: (hits[i].field != "title", hits[i].start, i))
+    return kept

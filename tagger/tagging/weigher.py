@@ -1,0 +1,158 @@
+"""The learned part of tagging: it weighs the evidence rules found, and nothing else.
+
+Every candidate area of a paper (one its rules, or a sub-area's, fired on) is described by the
+few numbers in FEATURES; logistic models read them. ``right`` gives the probability that a
+researcher would accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged
+set (judged/). ``main`` says how much the paper is mainly about the area: the order tags are
+listed in. A facet's values (the contribution types) have a model each where the judged set
+holds enough of them, and share one otherwise: the probability that the value is right. The
+models are small (a weight per feature) and ship as data/weigher.json, with a record of what
+they were fitted on; ``python -m tagger.corpus.calibrate`` fits them again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import TaggerError
+from ..io import packaged
+
+# What the models read about a candidate area; tagging.proposing computes each.
+FEATURES = (
+    "evidence",  # log(1 + the area's evidence: its own, its best sub-area's, half the others')
+    "own",  # log(1 + the evidence of its own rules)
+    "from_below",  # the share of its evidence that comes from sub-areas
+    "hits",  # log(1 + distinct places a rule fired)
+    "rules",  # log(1 + distinct rules that fired)
+    "title",  # a rule fired in the title
+    "first_sentence",  # ... in the abstract's first sentence
+    "strong",  # an alias, acronym or pattern fired (not only cues)
+    "strong_title",  # ... in the title
+    "keyphrase",  # the best rank of a keyphrase that holds a hit (1 = the first, 0 = none)
+    "related_work",  # share of the evidence in sentences about other work
+    "examples",  # share in lists of examples ('such as A, B or C')
+    "evaluation",  # share in sentences about experiments and evaluation
+    "spread",  # the share of the abstract's sentences that hold evidence
+    "earliest",  # 1 - where the first evidence in the abstract is (1: at its start)
+    "similarity",  # cosine of the paper's embedding (its opening) and the area's description
+    "similarity_gap",  # that cosine minus the best one among the paper's candidates
+    "relative",  # the area's evidence over the most any candidate has
+    "sibling_rank",  # 1 / (1 + sibling areas with more evidence)
+    "depth",  # 0 for a top-level area, 1 below it, ...
+    "leaf",  # the area has no sub-areas
+)
+MODELS = ("right", "main")
+ANY_FACET = "*"  # the facet model for a value that has none of its own
+DEFAULT_PATH = "weigher.json"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model over named features: ``sigmoid(bias + sum(weight * (x - mean) /
+    scale))``. The weigher's read FEATURES; the keyphrase model (language.trees) is another kind."""
+
+    names: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+
+    def __call__(self, features: Mapping[str, float]) -> float:
+        z = self.bias + sum(
+            w * (features[name] - m) / s
+            for name, w, m, s in zip(self.names, self.weights, self.means, self.scales, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            name: {"weight": w, "mean": mu, "scale": s}
+            for name, w, mu, s in zip(
+                self.names, self.weights, self.means, self.scales, strict=True
+            )
+        } | {"(bias)": self.bias}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str]) -> Model:
+        return cls(
+            names=tuple(names),
+            weights=tuple(float(raw[f]["weight"]) for f in names),
+            bias=float(raw["(bias)"]),
+            means=tuple(float(raw[f]["mean"]) for f in names),
+            scales=tuple(float(raw[f]["scale"]) or 1.0 for f in names),
+        )
+
+
+@dataclass(frozen=True)
+class Weigher:
+    """The models, and what they were fitted on."""
+
+    right: Model
+    main: Model
+    facets: dict[str, Model]  # a facet value's own model, by area id; ANY_FACET for the others
+    about: dict[str, Any]
+
+    def facet(self, area: str, features: Mapping[str, float]) -> float:
+        """The probability that facet value ``area`` (type.theory, ...) is right."""
+        return (self.facets.get(area) or self.facets[ANY_FACET])(features)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Weigher:
+        """The weigher at ``path``, or the one shipped with tagger."""
+        return _load(str(path) if path else "")
+
+    def fitted_on(self, path: str | Path) -> bool:
+        """Whether this weigher was fitted on the judged set in the file at ``path``."""
+        return packaged.fitted_on(self.about, path)
+
+    def as_dict(self) -> dict[str, Any]:
+        return (
+            {"about": self.about}
+            | {name: getattr(self, name).as_dict() for name in MODELS}
+            | {"facet": {area: m.as_dict() for area, m in self.facets.items()}}
+        )
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+@cache
+def _load(path: str) -> Weigher:
+    try:
+        data = packaged.read_json(path, DEFAULT_PATH)
+        models = {name: Model.from_dict(data[name], FEATURES) for name in MODELS}
+        facets = {area: Model.from_dict(raw, FEATURES) for area, raw in data["facet"].items()}
+        facets[ANY_FACET]  # noqa: B018 - required
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc!r}") from None
+    return Weigher(**models, facets=facets, about=data.get("about", {}))
+
+
+def fitted(
+    rows: Sequence[Mapping[str, float]],
+    labels: Sequence[int],
+    *,
+    c: float = 1.0,
+    names: Sequence[str] = FEATURES,
+) -> Model:
+    """A logistic model fitted to feature rows and 0/1 labels (scikit-learn, L2)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[row[name] for name in names] for row in rows], dtype=float)
+    means, scales = x.mean(axis=0), x.std(axis=0)
+    scales[scales == 0] = 1.0
+    fit = LogisticRegression(C=c, max_iter=2000).fit((x - means) / scales, np.array(labels))
+    return Model(
+        names=tuple(names),
+        weights=tuple(float(w) for w in fit.coef_[0]),
+        bias=float(fit.intercept_[0]),
+        means=tuple(float(m) for m in means),
+        scales=tuple(float(s) for s in scales),
+    )

@@ -1,0 +1,282 @@
+"""Tags measured against judgments: the verdicts and figures worked out by hand; the judged set
+itself is well formed; taxonomy rules that keep a word to its sense (requires, fallback)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tagger import InputError, Paper, Tagger, TaggerConfig
+from tagger.cli import main
+from tagger.corpus.judged import Judgment, evaluate_judged, verdicts
+from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
+
+from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, tagged_record, write_tagged
+
+JUDGED = ROOT / "judged" / "judged.jsonl"
+JUDGED_PHRASES = ROOT / "judged" / "keyphrases.jsonl"
+
+
+def _judged(paper_id, paths, *, areas, main, acceptable=(), types=("method",), **fields):
+    record = tagged_record(paper_id, paths, **fields)
+    record.paper.__pydantic_extra__["judged"] = {
+        "areas": list(areas),
+        "main": list(main),
+        "acceptable": list(acceptable),
+        "type": list(types),
+    }
+    return record
+
+
+def test_verdicts_by_hand():
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    record = tagged_record(
+        "a",
+        [
+            (["rl", "rl.multi-agent"], 0.9),
+            (["rl"], 0.8),
+            (["graphs"], 0.6),
+            (["graphs", "graphs.gnn"], 0.5),
+        ],
+    )
+    judgment = Judgment(areas=("rl.multi-agent",), main=("rl.multi-agent",), acceptable=("graphs",))
+    # a parent of a judged area is right; an acceptable area is neutral; anything else wrong
+    assert verdicts(record.tags, judgment, taxonomy) == ["right", "right", "neutral", "wrong"]
+
+
+def test_figures_by_hand():
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    records = [
+        # right first and specific; one wrong tag
+        _judged(
+            "a",
+            [(["rl", "rl.multi-agent"], 0.95), (["graphs"], 0.75)],
+            areas=["rl.multi-agent"],
+            main=["rl.multi-agent"],
+        ),
+        # only the parent of the judged area: recall counts it leniently, first tag not specific
+        _judged("b", [(["graphs"], 0.85)], areas=["graphs.gnn", "rl"], main=["graphs.gnn"]),
+        _judged("c", [], areas=["rl"], main=["rl"]),  # untagged
+    ]
+    report = evaluate_judged(records, taxonomy)
+    assert (report.papers, report.tags, report.untagged) == (3, 3, 1)
+    assert dict(report.counts) == {"right": 2, "wrong": 1}
+    assert report.precision == pytest.approx(2 / 3)
+    assert report.papers_with_wrong == 1
+    assert (report.areas, report.found, report.found_lenient) == (4, 1, 2)
+    assert (report.first_is_specific, report.first_is_main) == (1, 1)
+    rows = {round(r["from"], 1): (r["tags"], r["precision"]) for r in report.calibration()}
+    assert rows == {0.7: (1, 0.0), 0.8: (1, 1.0), 0.9: (1, 1.0)}
+    assert report.largest_gap() == 0.0  # no bin reaches 10 tags
+    assert report.largest_gap(min_tags=1) == pytest.approx(0.75)
+
+
+def test_contribution_types_by_hand():
+    """A listed type is right when the judged types name it; recall counts judged types listed."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    theory, dataset = (["type", "type.theory"], 0.9), (["type", "type.dataset"], 0.72)
+    records = [
+        _judged("a", [], areas=["rl"], main=["rl"], types=["theory", "method"], facets=[theory]),
+        _judged("b", [], areas=["rl"], main=["rl"], types=["theory"], facets=[theory, dataset]),
+        _judged("c", [], areas=["rl"], main=["rl"], types=["dataset"]),
+    ]
+    types = evaluate_judged(records, taxonomy).types.as_dict()
+    assert (types["listed"], types["precision"], types["papers_with_a_wrong_type"]) == (
+        3,
+        round(2 / 3, 4),
+        round(1 / 3, 4),
+    )
+    assert (types["recall"], types["types_per_paper"]) == (0.5, 1.0)  # 2 of 4 judged types
+    assert types["by_type"] == {
+        "type.theory": {"judged": 2, "listed": 2, "right": 2},
+        "type.method": {"judged": 1},
+        "type.dataset": {"judged": 1, "listed": 1, "right": 0},
+    }
+
+
+def test_a_judgment_naming_an_area_the_taxonomy_lacks_is_an_error():
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    record = _judged("a", [], areas=["rl.nonexistent"], main=["rl.nonexistent"])
+    with pytest.raises(InputError, match="rl.nonexistent"):
+        evaluate_judged([record], taxonomy)
+
+
+def test_eval_judged_from_the_command_line(tmp_path):
+    path = write_tagged(
+        tmp_path / "t.jsonl",
+        [
+            _judged(
+                "a",
+                [(["rl", "rl.multi-agent"], 0.95)],
+                areas=["rl.multi-agent"],
+                main=["rl.multi-agent"],
+                source="x",
+            ),
+            _judged("b", [(["graphs"], 0.85)], areas=["rl"], main=["rl"], source="y"),
+        ],
+    )
+    result = CliRunner().invoke(
+        main, ["eval", "--judged", str(path), "--json", "--taxonomy", str(MINI_TAXONOMY)]
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["tag_precision"], data["papers_with_a_wrong_tag"]) == (0.5, 0.5)
+    assert data["by_source"]["x"]["right"] == 1 and data["by_source"]["y"]["wrong"] == 1
+    assert data["in_sample"] is False
+    usage = CliRunner().invoke(main, ["eval", "--judged", str(path), "--scheme", "iclr"])
+    assert usage.exit_code == 2
+
+
+def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
+    labels = {
+        "Large language": "fragment",
+        "reinforcement learning": "accept",
+        "deep reinforcement learning": "accept",
+        "learning": "generic",
+        "Policy Gradients": "accept",
+        "offline RL": "accept",
+    }
+    record = tagged_record(
+        "a",
+        keyphrases=[
+            "reinforcement learning",  # contained in the next one
+            "deep reinforcement learning",
+            "large language",
+            "learning",  # one word, not accepted; also inside the first two
+            "policy gradient",  # judged as 'Policy Gradients': matched by stemmed words
+            "unjudged phrase",  # sixth: not in the first five, not counted
+        ],
+        source="x",
+        keywords=["Reinforcement Learning", "policy gradients"],
+    )
+    record.paper.__pydantic_extra__["judged"] = {"keyphrases": labels}
+    path = write_tagged(tmp_path / "t.jsonl", [record])
+    result = CliRunner().invoke(main, ["eval", "--judged", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    phrases = data["keyphrases"]
+    assert data["papers"] == 0  # no areas judged: no tag figures
+    assert (phrases["papers"], phrases["judged"], phrases["unjudged"]) == (1, 5, 0)
+    assert phrases["labels"] == {
+        "accept": 3, "fragment": 1, "generic": 1, "vague": 0, "passing": 0, "noise": 0
+    }  # fmt: skip
+    assert phrases["acceptance"] == 0.6 and phrases["fragments"] == 0.2
+    assert phrases["single_words_rejected"] == 0.2
+    assert phrases["contained_in_another"] == 0.4  # 'reinforcement learning' and 'learning'
+    assert phrases["by_source"] == {"x": {"papers": 1, "listed": 5, "accept": 3}}
+    # F1@5 against the authors' keywords: 2 of 5 listed match, both keywords found
+    assert phrases["keyword_papers"] == 1
+    assert phrases["f1_at_5"] == pytest.approx(round(2 * 0.4 * 1.0 / 1.4, 4))
+    text = CliRunner().invoke(main, ["eval", "--judged", str(path)]).stdout
+    assert "the first 5 keyphrases of 1 judged papers" in text and "| 0.600 | 0.200 |" in text
+
+
+def test_the_judged_keyphrase_set_is_well_formed():
+    """100 papers, every pooled phrase with one of the six labels; the shipped keyphrase model
+    was fitted on exactly this file."""
+    from tagger.corpus.judged import PHRASE_LABELS
+    from tagger.language.keyphrases import AcceptanceModel
+
+    lines = [json.loads(line) for line in JUDGED_PHRASES.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == len({line["id"] for line in lines}) == 100
+    by_id = {json.loads(line)["id"] for line in JUDGED.read_text(encoding="utf-8").splitlines()}
+    for line in lines:
+        assert line["id"] in by_id
+        phrases = line["judged"]["keyphrases"]
+        assert len(phrases) >= 20 and set(phrases.values()) <= set(PHRASE_LABELS)
+    about = AcceptanceModel.load().about
+    digest = hashlib.sha256(JUDGED_PHRASES.read_bytes()).hexdigest()
+    assert about["fitted_on"] == "keyphrases.jsonl" and about["judged_sha256"] == digest
+
+
+def test_the_judged_set_is_well_formed():
+    """200 papers, each judged with areas the taxonomy has, main among them, no area listed with
+    its own ancestor; and the shipped weigher was fitted on exactly this file."""
+    taxonomy = load_taxonomy()
+    lines = [json.loads(line) for line in JUDGED.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == len({line["id"] for line in lines}) == 200
+    for line in lines:
+        judged = line["judged"]
+        assert judged["areas"] and set(judged["main"]) <= set(judged["areas"])
+        for area in (*judged["areas"], *judged["acceptable"]):
+            assert area in taxonomy.by_id, (line["id"], area)
+        for area in judged["areas"]:
+            ancestors = set(taxonomy.path(area)[:-1])
+            assert not ancestors & set(judged["areas"]), (line["id"], area)
+        assert set(judged["type"]) <= {
+            "method",
+            "theory",
+            "dataset",
+            "analysis",
+            "survey",
+            "system",
+        }
+    from tagger.tagging.weigher import Weigher
+
+    assert Weigher.load().fitted_on(JUDGED)
+
+
+RULES = """version: "1"
+areas:
+  - id: lm
+    name: Language models
+    aliases: [language model]
+  - id: lm.agents
+    name: LM agents
+    parent: lm
+    cues: [agents]
+    requires: [language model]
+  - id: lm.general
+    name: Language models in general
+    parent: lm
+    fallback: true
+    cues: [transformer]
+  - id: lm.code
+    name: Code
+    parent: lm
+    aliases: [code generation]
+"""
+
+
+@pytest.fixture(scope="module")
+def everything():
+    """A tagger over RULES that lists every candidate, whatever its score."""
+    return Tagger(parse_taxonomy(RULES), TaggerConfig(min_score=0.0), embedder=HashEmbedder())
+
+
+def test_requires_keeps_a_word_to_its_sense(everything):
+    bandit = Paper(abstract="Several agents share the arms of a bandit and learn together.")
+    assert [t.id for t in everything.tag(bandit).tags] == []
+    llm = Paper(abstract="A language model steers agents that browse the web.")
+    assert "lm.agents" in [t.id for t in everything.tag(llm).tags]
+
+
+def test_contribution_types_are_facets_not_topics():
+    """A facet's values are weighed apart from the topics and listed in ``facets``; the facet's
+    root never is."""
+    taxonomy = parse_taxonomy(
+        RULES
+        + """  - id: type
+    name: Contribution type
+    facet: true
+  - id: type.theory
+    name: Theory
+    parent: type
+    aliases: [we prove, regret bound]
+"""
+    )
+    tagger = Tagger(taxonomy, TaggerConfig(min_score=0.0), embedder=HashEmbedder())
+    tagged = tagger.tag(Paper(abstract="We prove a regret bound for code generation."))
+    assert [t.id for t in tagged.tags] == ["lm.code"]
+    assert [t.id for t in tagged.facets] == ["type.theory"]
+    assert [e.text for e in tagged.facets[0].evidence] == ["We prove", "regret bound"]
+
+
+def test_a_fallback_is_listed_only_when_no_sibling_is(everything):
+    alone = Paper(abstract="We study the transformer and its attention patterns in depth.")
+    assert [t.id for t in everything.tag(alone).tags] == ["lm.general"]
+    both = Paper(abstract="A transformer for code generation, trained on repositories.")
+    assert [t.id for t in everything.tag(both).tags] == ["lm.code"]

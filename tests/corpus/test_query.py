@@ -1,0 +1,111 @@
+"""--where expressions: parsing, meaning, and the errors a user sees."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import main
+from tagger.corpus.query import QueryError, parse_query
+
+from ..conftest import MINI_TAXONOMY, tagged_record, write_tagged
+
+KNOWN = {"rl", "rl.multi-agent", "graphs", "graphs.gnn", "llm"}
+
+
+@pytest.mark.parametrize(
+    ("expression", "areas", "expected"),
+    [
+        ("rl", {"rl"}, True),
+        ("rl and not llm", {"rl"}, True),
+        ("rl and not llm", {"rl", "llm"}, False),
+        ("graphs.gnn or (rl and llm)", {"rl", "llm"}, True),
+        ("graphs.gnn or (rl and llm)", {"rl"}, False),
+        ("not (rl or graphs)", set(), True),
+        ("rl or graphs and llm", {"rl"}, True),  # 'and' binds tighter than 'or'
+        ("(rl or graphs) and llm", {"rl"}, False),
+        ("not not rl", {"rl"}, True),
+    ],
+)
+def test_expressions(expression, areas, expected):
+    assert parse_query(expression, KNOWN)(areas) is expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("rll and llm", "unknown area 'rll' (did you mean rl"),
+        ("rl and", "the expression ends too early"),
+        ("(rl or llm", "a '(' is not closed"),
+        ("rl llm", "unexpected 'llm' after a complete expression"),
+        ("rl and or llm", "expected an area id, got 'or'"),
+        ("rl & llm", "cannot read '& llm'"),
+        ("   ", "--where needs an expression"),
+    ],
+)
+def test_malformed_expressions_say_what_is_wrong(expression, message):
+    with pytest.raises(QueryError, match=None) as caught:
+        parse_query(expression, KNOWN)
+    assert message in str(caught.value)
+
+
+def test_filter_where_venue_year_and_formats(tmp_path):
+    rows = [
+        ("a", "ICML", 2025, [["rl"], ["rl", "rl.multi-agent"]], [["type", "type.theory"]]),
+        ("b", "ICLR", 2025, [["rl"], ["graphs"]], [["type", "type.dataset"]]),
+        ("c", "ICML", 2024, [["graphs", "graphs.gnn"]], [["type", "type.theory"]]),
+    ]
+    path = write_tagged(
+        tmp_path / "tagged.jsonl",
+        [
+            tagged_record(i, paths, title=f"Paper {i}", venue=v, year=y, facets=types)
+            for i, v, y, paths, types in rows
+        ],
+    )
+
+    def run(*args):
+        result = CliRunner().invoke(
+            main, ["filter", str(path), *args, "--taxonomy", str(MINI_TAXONOMY)]
+        )
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    assert run("--where", "rl and not graphs", "--format", "ids") == "a\n"
+    assert run("--where", "graphs", "--venue", "icml", "--format", "titles") == "Paper c\n"
+    assert run("--area", "rl", "--year", "2025", "--format", "ids") == "a\nb\n"
+    assert run("--where", "graphs.gnn or rl.multi-agent", "--format", "csv") == (
+        "id,title,venue,year,tags,types\na,Paper a,ICML,2025,rl;rl.multi-agent,type.theory\n"
+        "c,Paper c,ICML,2024,graphs.gnn,type.theory\n"
+    )
+    # contribution types (facet tags) filter like topics
+    assert run("--where", "rl and type.theory", "--format", "ids") == "a\n"
+    assert run("--area", "type", "--where", "not type.theory", "--format", "ids") == "b\n"
+    bad = CliRunner().invoke(
+        main, ["filter", str(path), "--where", "rl and (", "--taxonomy", str(MINI_TAXONOMY)]
+    )
+    assert bad.exit_code == 1
+    assert bad.stderr == "Error: --where 'rl and (': the expression ends too early\n"
+
+
+def test_filter_tagged_from_python():
+    """The library function the command uses: areas (any of), where, venue, year, min_score."""
+    from tagger import filter_tagged
+
+    records = [
+        tagged_record("a", [(["rl"], 0.9), (["graphs"], 0.3)], venue="ICML", year=2025),
+        tagged_record("b", [(["rl", "rl.multi-agent"], 0.6)], venue="ICLR", year=2025),
+        tagged_record("c", [(["graphs", "graphs.gnn"], 0.7)], venue="ICML", year=2024),
+    ]
+
+    def ids(**criteria):
+        return [r.paper.id for r in filter_tagged(records, KNOWN, **criteria)]
+
+    assert ids(areas=["rl"]) == ["a", "b"]
+    assert ids(areas=["rl.multi-agent", "graphs.gnn"]) == ["b", "c"]
+    assert ids(areas=["graphs"], min_score=0.5) == ["c"]
+    assert ids(where="rl and graphs") == ["a"]
+    assert ids(areas=["rl"], where="not graphs") == ["b"]
+    assert ids(venue="icml", year=2025) == ["a"]
+    assert ids() == ["a", "b", "c"]
+    with pytest.raises(QueryError, match="'rl or llm' is not an area id"):
+        ids(areas=["rl or llm"])

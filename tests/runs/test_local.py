@@ -1,0 +1,103 @@
+"""tag_files, the library run behind `tagger tag`: what a Python caller gets is what the command
+line gets (rejected records reported, repeated ids warned of, resume, a summary)."""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+
+import pytest
+
+from tagger import RunSummary, Tagger, TaggerError, tag_files
+from tagger.runs.local import RunWarning
+
+from ..conftest import MINI_TAXONOMY
+
+PAPERS = (
+    '{"id": "a", "abstract": "Reinforcement learning with policy gradient."}\n'
+    '{"id": "b", "abstract": ""}\n'
+    '{"id": "c", "abstract": "Graph neural networks (GNNs) for molecules."}\n'
+    '{"id": "a", "abstract": "Multi-agent reinforcement learning (MARL) again."}\n'
+)
+
+
+@pytest.fixture
+def fast_tagger():
+    with Tagger.from_taxonomy(MINI_TAXONOMY) as tagger:  # the lane's embedder
+        yield tagger
+
+
+def test_a_run_from_python_reports_rejects_and_repeated_ids(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(PAPERS)
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = tag_files(fast_tagger, [papers], out, errors=errors)
+    assert summary == RunSummary(
+        tagged=3, rejected=1, duplicates=1, output=str(out), errors=str(errors)
+    )
+    assert str(summary) == (
+        f"tagged 3 papers to {out} (1 with an id seen before), 1 rejected: see {errors}"
+    )
+    assert [r["paper"]["id"] for r in map(json.loads, out.read_text().splitlines())] == [
+        "a",
+        "c",
+        "a",
+    ]
+    assert [json.loads(line) for line in errors.read_text().splitlines()] == [
+        {
+            "source": str(papers),
+            "line": 2,
+            "record": None,
+            "id": "b",
+            "reason": "the abstract is empty",
+        }
+    ]
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (RunWarning, f"skipped {papers} line 2: the abstract is empty"),
+        (
+            RunWarning,
+            "paper id 'a' appears again; both records are tagged and kept, in input order",
+        ),
+    ]
+
+
+def test_a_run_writes_to_a_stream_and_passes_warnings_to_a_callback(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(PAPERS)
+    stream, said = io.BytesIO(), []
+    summary = tag_files(fast_tagger, [papers], stream, warn=said.append)
+    assert (summary.tagged, summary.output, len(said)) == (3, None, 2)
+    assert stream.getvalue().count(b"\n") == 3
+    with pytest.raises(ValueError, match="resume=True needs an output file"):
+        tag_files(fast_tagger, [papers], io.BytesIO(), resume=True)
+
+
+def test_resume_from_python_finishes_the_file_as_one_run_would(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(PAPERS)
+    clean, partial = tmp_path / "clean.jsonl", tmp_path / "partial.jsonl"
+    tag_files(fast_tagger, [papers], clean, warn=lambda message: None)
+    lines = clean.read_bytes().splitlines(keepends=True)
+    partial.write_bytes(lines[0] + lines[1][:40])  # one whole line and half of the next
+    summary = tag_files(fast_tagger, [papers], partial, resume=True, warn=lambda message: None)
+    assert (summary.resumed, summary.tagged) == (1, 2)
+    assert partial.read_bytes() == clean.read_bytes()
+    assert str(summary).startswith(f"tagged 2 papers to {partial} after the 1 already there")
+
+
+def test_a_missing_input_fails_before_the_models_load(tmp_path):
+    tagger = Tagger.from_taxonomy(MINI_TAXONOMY)
+    with pytest.raises(TaggerError, match="nope.jsonl: no such file"):
+        tag_files(tagger, [tmp_path / "nope.jsonl"], tmp_path / "out.jsonl")
+    assert "embedder" not in vars(tagger) and "nlp" not in vars(tagger)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_output_that_cannot_be_opened_is_a_clear_error(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(PAPERS)
+    with pytest.raises(TaggerError, match="cannot write .*/no/such/dir/out.jsonl: No such file"):
+        tag_files(fast_tagger, [papers], tmp_path / "no" / "such" / "dir" / "out.jsonl")

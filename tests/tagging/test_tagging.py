@@ -1,0 +1,248 @@
+"""Rules, evidence and scores, on the small test taxonomy with real spaCy. The rules do not depend
+on the embedding model, so these run with the test embedder (the real one: test_examples.py)."""
+
+from __future__ import annotations
+
+from tagger import Paper, Tagger
+from tagger.config import TaggerConfig
+from tagger.language.text import analyse, paper_text
+from tagger.tagging.listing import score_hits
+from tagger.tagging.proposing import propose
+from tagger.tagging.weigher import Weigher
+from tagger.taxonomy.loading import load_taxonomy
+from tagger.taxonomy.rules import Hit
+
+from ..conftest import MINI_TAXONOMY, HashEmbedder
+
+MARL = Paper(
+    title="Scalable Multi-Agent Reinforcement Learning with Graph Neural Networks",
+    abstract=(
+        "Multi-agent reinforcement learning (MARL) is hard when agents must coordinate. "
+        "We model agents as nodes and use graph neural networks (GNNs) with message passing "
+        "to share information. Our MARL method scales. Experiments show our GNN-based "
+        "policy gradient beats baselines."
+    ),
+)
+
+
+def _evidence_slices(tagged):
+    for tag in tagged.tags:
+        for ev in tag.evidence:
+            source = tagged.paper.title if ev.field == "title" else tagged.paper.abstract
+            yield ev, source[ev.start : ev.end]
+
+
+def test_multi_agent_rl_is_proposed_with_its_parent_and_exact_evidence(hash_tagger):
+    [found] = hash_tagger.candidates([MARL])
+    assert {c.area for c in found} == {"rl", "rl.multi-agent", "graphs", "graphs.gnn"}
+    everything = TaggerConfig(min_score=0.0)  # list what the rules proposed, whatever its score
+    tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(MARL)
+    marl = next(tag for tag in tagged.tags if tag.id == "rl.multi-agent")
+    assert marl.path == ["rl", "rl.multi-agent"]
+    assert marl.crosswalk["iclr"] == ["reinforcement learning"]  # inherited from 'rl'
+    assert marl.crosswalk["icml"] == ["Reinforcement Learning->Multi-agent"]
+    texts = {(ev.field, ev.text) for ev in marl.evidence}
+    assert ("title", "Multi-Agent Reinforcement Learning") in texts
+    assert ("abstract", "Multi-agent reinforcement learning") in texts
+    assert ("abstract", "MARL") in texts
+    # the parent has evidence of its own ('policy gradient'), so it is listed, and carries the
+    # child's evidence too
+    rl = next(tag for tag in tagged.tags if tag.id == "rl")
+    assert {ev.area for ev in rl.evidence} == {"rl", "rl.multi-agent"}
+    for ev, text in _evidence_slices(tagged):
+        assert text == ev.text
+
+
+def test_a_parent_without_evidence_of_its_own_is_not_repeated(hash_tagger):
+    """'graph neural networks' fires graphs.gnn only: its parent is in the tag's path, not a tag."""
+    everything = TaggerConfig(min_score=0.0)
+    paper = Paper(abstract="We train graph neural networks (GNNs) on large citation networks.")
+    tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(paper)
+    assert [(t.id, t.path) for t in tagged.tags] == [("graphs.gnn", ["graphs", "graphs.gnn"])]
+    [found] = hash_tagger.candidates([paper])
+    assert {c.area: c.own > 0 for c in found} == {"graphs": False, "graphs.gnn": True}
+
+
+def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
+    tagged = hash_tagger.tag(
+        Paper(
+            abstract=(
+                "We study RLHF pipelines and the word marl in lower case, and a control problem "
+                "posed as an MDP with a reward function."
+            )
+        )
+    )
+    [found] = hash_tagger.candidates([tagged.paper])
+    assert {c.area for c in found} == {"rl"}  # not rl.multi-agent: 'marl' is no acronym
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    [rl] = everything.tag(tagged.paper).tags
+    assert [(ev.rule, ev.text) for ev in rl.evidence if ev.kind == "acronym"] == [("MDP", "MDP")]
+
+
+def test_exclusion_vetoes_the_hit_it_overlaps(hash_tagger):
+    abstract = (
+        "We compile the computation graph of a network and schedule its kernels. "
+        "A graph learning view helps."
+    )
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    tagged = everything.tag(Paper(abstract=abstract))
+    rules = [ev.text for tag in tagged.tags for ev in tag.evidence]
+    assert "computation graph" not in " ".join(rules)
+    assert "graph learning" in rules
+
+
+def test_a_paper_with_no_evidence_gets_an_empty_list(hash_tagger):
+    tagged = hash_tagger.tag(Paper(abstract="We bake bread with sourdough and measure its crust."))
+    assert tagged.tags == []
+    assert tagged.provenance.taxonomy_version == "test-1"
+
+
+def test_regex_rule_and_hyphen_variants(hash_tagger):
+    everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
+    tagged = everything.tag(
+        Paper(abstract=("Message-passing layers and Q learning agents; we also use q-learning."))
+    )
+    evidence = {(ev.kind, ev.text) for tag in tagged.tags for ev in tag.evidence}
+    assert ("pattern", "Message-passing") in evidence
+    assert ("alias", "Q learning") in evidence and ("alias", "q-learning") in evidence
+
+
+# --- scoring, as a unit: hand-made hits, no model ----------------------------------------------
+
+
+def _hits_and_analysis(nlp, title, abstract, spans):
+    analysis = analyse(nlp(paper_text(title, abstract)), title, abstract)
+    hits = []
+    for area, field, phrase, sentence in spans:
+        text = title if field == "title" else abstract
+        start = text.index(phrase)
+        hits.append(Hit(area, "alias", phrase, field, start, start + len(phrase), sentence))
+    return analysis, hits
+
+
+def _proposed(nlp, hits_and_analysis, config=None):
+    analysis, hits = hits_and_analysis
+    found, weights = propose(
+        hits, analysis, load_taxonomy(MINI_TAXONOMY), n_keyphrases=0, config=config or CONFIG
+    )
+    return {c.area: c for c in found}, weights
+
+
+CONFIG = TaggerConfig()
+
+
+def test_central_evidence_outweighs_a_passing_mention(nlp):
+    title = "Graph learning for control"
+    abstract = (
+        "Graph learning helps. We extend it. Unlike prior work on reinforcement learning, "
+        "we use graph learning again."
+    )
+    found, weights = _proposed(
+        nlp,
+        _hits_and_analysis(
+            nlp,
+            title,
+            abstract,
+            [
+                ("graphs", "title", "Graph learning", 0),
+                ("graphs", "abstract", "Graph learning", 0),
+                ("rl", "abstract", "reinforcement learning", 2),
+            ],
+        ),
+    )
+    # title x2, first sentence x1.5 and a second mention of the rule counts half
+    assert found["graphs"].total == 2.0 + 1.5 / 2
+    assert found["rl"].total == CONFIG.related_work_factor  # a related-work mention only
+    assert found["graphs"].features["title"] == 1.0 and found["rl"].features["title"] == 0.0
+    assert found["rl"].features["related_work"] == 1.0
+    weigher = Weigher.load()
+    assert weigher.right(found["graphs"].features) > weigher.right(found["rl"].features)
+
+
+def test_min_score_and_max_tags_are_applied_and_facets_kept_apart(nlp):
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    analysis, hits = _hits_and_analysis(
+        nlp,
+        None,
+        "graph learning and reinforcement learning. We prove a regret bound.",
+        [
+            ("graphs", "abstract", "graph learning", 0),
+            ("rl", "abstract", "reinforcement learning", 0),
+            ("type.theory", "abstract", "We prove", 1),
+            ("type.theory", "abstract", "regret bound", 1),
+        ],
+    )
+
+    def tags(**settings):
+        config = TaggerConfig(**settings)
+        topics, facets = score_hits(
+            hits, analysis, taxonomy, n_keyphrases=0, config=config, weigher=Weigher.load()
+        )
+        return [(t.id, t.score) for t in topics], [(t.id, t.score) for t in facets]
+
+    both, types = tags(min_score=0)
+    assert {area for area, _ in both} == {"graphs", "rl"}
+    assert [area for area, _ in types] == ["type.theory"]  # never the facet's root, never a topic
+    assert tags(min_score=0, max_tags=1) == (both[:1], types)
+    best = max(score for _, score in both + types)
+    assert tags(min_score=best + 0.0001) == ([], [])
+
+
+def test_every_scoring_setting_is_reachable(nlp):
+    """A setting of TaggerConfig changes the evidence it is documented to change."""
+    spans = [("graphs", "title", "Graph learning", 0), ("graphs", "abstract", "Graph learning", 0)]
+
+    def total(**settings):
+        found, _ = _proposed(
+            nlp,
+            _hits_and_analysis(nlp, "Graph learning", "Graph learning is used.", spans),
+            TaggerConfig(**settings),
+        )
+        return found["graphs"].total
+
+    base = total()
+    assert base == 2.0 + 1.5 / 2
+    assert total(title_factor=1.0) < base
+    assert total(first_sentence_factor=3.0) > base
+    assert total(alias_weight=2.0) == 2 * base
+
+
+def test_a_pattern_that_runs_too_long_is_skipped_for_that_field_and_counted(nlp):
+    """A pattern that backtracks for ever on one text cannot hang a run: it is stopped after
+    PATTERN_TIMEOUT and counted, and its hits elsewhere (the title here) still count."""
+    import time
+
+    from tagger.taxonomy.loading import parse_taxonomy
+    from tagger.taxonomy.rules import PATTERN_TIMEOUT, RuleSet
+
+    pattern = r"(?:[a-z]+ ?){1,40}\d"  # the regex engine takes minutes on 'abc abc ... abc'
+    taxonomy = parse_taxonomy(
+        f"version: \"1\"\nareas:\n  - id: x\n    name: X\n    patterns: ['{pattern}']\n"
+    )
+    title, abstract = "abc 1", "abc " * 300
+    started = time.monotonic()
+    rules = RuleSet(taxonomy)
+    hits = rules.match(analyse(nlp(paper_text(title, abstract)), title, abstract))
+    assert time.monotonic() - started < PATTERN_TIMEOUT * 2 + 2.0
+    assert [(h.field, h.start, h.end) for h in hits] == [("title", 0, 5)]
+    assert rules.timeouts == {("x", pattern): 1}  # tag_files says so (test_hostile_runs.py)
+
+
+def test_a_papers_cost_grows_in_proportion_to_its_length(hash_tagger):
+    """Eight times the text costs about eight times the time, not sixty-four: repetitive text,
+    the worst case for spans and overlaps (it took 41 times before they were indexed)."""
+    import time
+
+    unit = "Graph neural networks (GNNs) for multi-agent reinforcement learning. "
+
+    def cost(chars):
+        paper = Paper(abstract=(unit * (chars // len(unit) + 1))[:chars])
+        best = float("inf")
+        for _ in range(2):
+            started = time.process_time()
+            hash_tagger.tag(paper)
+            best = min(best, time.process_time() - started)
+        return best
+
+    cost(1_000)  # warm up
+    assert cost(32_000) / cost(4_000) < 20

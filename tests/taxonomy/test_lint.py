@@ -1,0 +1,210 @@
+"""`tagger taxonomy lint`: one broken taxonomy per fault, each reported on its YAML line."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import main
+from tagger.taxonomy.lint import can_backtrack_catastrophically, lint_taxonomy
+
+from ..conftest import DATA, tagged_record, write_tagged
+
+BROKEN = DATA / "taxonomies"
+NO_RULES = (
+    "has no rules and no sub-areas, so nothing can tag it (add aliases, cues, acronyms or "
+    "patterns, or remove it)"
+)
+
+
+def lint(*args):
+    return CliRunner().invoke(main, ["taxonomy", "lint", *args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "exit_code", "findings"),
+    [
+        (
+            "duplicate-id",
+            1,
+            ["line 9: error: area id 'rl' is used twice (first on line 4); ids must be unique"],
+        ),
+        (
+            "unknown-parent",
+            1,
+            [
+                "line 11: error: area 'rl.offline' names parent 'rl.x', which does not "
+                "exist (did you mean 'rl'?)"
+            ],
+        ),
+        (
+            "cycle",
+            1,
+            [
+                "line 11: error: area 'a' is its own ancestor (a -> b -> a); parents must form a "
+                "tree",
+                "line 15: error: area 'b' is its own ancestor (b -> a -> b); parents must form a "
+                "tree",
+            ],
+        ),
+        (
+            "invalid-regex",
+            1,
+            [
+                "line 7: error: area 'rl', field 'patterns': regular expression "
+                "'(unclosed' does not compile: missing ) at position 9"
+            ],
+        ),
+        (
+            "python-object-tag",
+            1,
+            [
+                "line 3: error: could not determine a constructor for the tag "
+                "'tag:yaml.org,2002:python/object/apply:os.system': YAML tags that build objects "
+                "are not "
+                "allowed; write plain strings, lists and mappings"
+            ],
+        ),
+        (
+            "duplicate-alias",
+            0,
+            [
+                "line 13: warning: area 'bandits': alias 'Reinforcement Learnings' "
+                "is also the alias 'reinforcement learning' of area 'rl' (line 6) "
+                "(keep it in one area)"
+            ],
+        ),
+        (
+            "colliding-acronym",
+            0,
+            [
+                "line 13: warning: area 'rl.robot': acronym 'RL' is also an "
+                "acronym of area 'rl' (line 7) (keep it in one area, or write the "
+                "long forms as aliases)"
+            ],
+        ),
+        (
+            "common-word-acronym",
+            0,
+            [
+                "line 7: warning: area 'rl': acronym 'MAP' is a common English "
+                "word (it matches ordinary upper-case text; use a pattern with "
+                "context instead)"
+            ],
+        ),
+        (
+            "catastrophic-regex",
+            0,
+            [
+                "line 9: warning: area 'rl': pattern '(\\w+\\s?)+ learning' can "
+                "backtrack catastrophically: a repeat contains another unbounded "
+                "repeat or overlapping alternatives (make the inner part match one "
+                "way only)"
+            ],
+        ),
+        ("area-without-rules", 0, [f"line 9: warning: area 'rl.offline': {NO_RULES}"]),
+        (
+            "missing-crosswalk",
+            0,
+            [
+                "line 9: warning: area 'graphs': no iclr_topic crosswalk, its own "
+                "or an ancestor's (add crosswalk labels to it or to a parent)"
+            ],
+        ),
+        ("clean", 0, []),
+        ("facet", 0, []),
+        (
+            "facet-root-rules",
+            0,
+            [
+                "line 4: warning: area 'type': is a facet, and a facet's root is never listed, "
+                "so its own rules tag nothing (move them to the value they are evidence of)"
+            ],
+        ),
+    ],
+)
+def test_each_fault_is_one_line_with_its_yaml_line(name, exit_code, findings):
+    path = BROKEN / f"{name}.yaml"
+    result = lint("--taxonomy", str(path))
+    assert result.stdout.splitlines() == [f"{path} {finding}" for finding in findings]
+    errors = len(findings) if exit_code else 0
+    assert result.stderr == f"{errors} errors, {len(findings) - errors} warnings\n"
+    assert result.exit_code == exit_code
+
+
+def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
+    # rl is tagged (with a sub-area's evidence, as a parent is), rl.offline never is
+    corpus = write_tagged(
+        tmp_path / "corpus.jsonl",
+        [
+            tagged_record(
+                "a",
+                [["rl"]],
+                evidence=[("rl", "reinforcement learning"), ("rl", "rl.offline", "batch RL")],
+            ),
+            tagged_record("b", []),
+        ],
+    )
+    path = BROKEN / "clean.yaml"
+    result = lint("--taxonomy", str(path), "--corpus", str(corpus))
+    assert result.stdout.splitlines() == [
+        f"{path} line 4: warning: area 'rl': 1 of 2 rules never fired in corpus.jsonl: 'RL' "
+        "(check their spelling, or remove them)",
+        f"{path} line 9: warning: area 'rl.offline': never tagged in corpus.jsonl (check its rules "
+        "against papers that should have it)",
+        f"{path} line 9: warning: area 'rl.offline': 1 of 2 rules never fired in corpus.jsonl: "
+        "'offline reinforcement learning' (check their spelling, or remove them)",
+    ]
+    assert result.exit_code == 0
+
+    write_tagged(corpus, [tagged_record("a", [])])
+    result = lint("--taxonomy", str(path), "--corpus", str(corpus))
+    never = (
+        "never tagged in corpus.jsonl, and none of its 2 rules fired (check its rules "
+        "against papers that should have it)"
+    )
+    assert result.stdout.splitlines() == [
+        f"{path} line 4: warning: area 'rl': {never}",
+        f"{path} line 9: warning: area 'rl.offline': {never}",
+    ]
+
+
+def test_shipped_taxonomy_has_no_errors():
+    findings = lint_taxonomy()
+    assert [str(f) for f in findings if f.severity == "error"] == []
+    result = lint()
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [str(f) for f in findings]  # findings and nothing else
+    assert result.stderr == f"0 errors, {len(findings)} warnings\n"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "dangerous"),
+    [
+        ("(a+)+", True),
+        ("(a*)*", True),
+        ("(a|a)*", True),
+        (r"(\w+\s?)+", True),
+        (r"(?:x\d+)*y", True),
+        (r"\bQ-?functions?\b", False),
+        ("(a|ab)*", False),
+        ("(?:ab)+", False),
+        ("(a+)?", False),
+        ("(?:a++)+", False),
+        ("(?>a+)+", False),
+        (r"\b[A-Z][A-Za-z0-9]*-?Bench\b", False),
+    ],
+)
+def test_nested_quantifiers_are_flagged(pattern, dangerous):
+    assert can_backtrack_catastrophically(pattern) is dangerous
+
+
+def test_a_corpus_that_is_not_tagged_jsonl_is_an_error(tmp_path):
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text('{"abstract": "x"}\n')
+    result = lint("--taxonomy", str(BROKEN / "clean.yaml"), "--corpus", str(corpus))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {corpus} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
+    )
+    assert result.stdout == ""
