@@ -33,7 +33,7 @@ STAGES = {  # stage -> (module, owner, attribute) wrapped to time it
     "document embedding": ("tagger.language.keyphrases", "KeyphraseExtractor", "embed_papers"),
     "phrase embedding": ("tagger.language.embedders", "CachedEmbedder", "embed"),
     "keyphrases": ("tagger.language.keyphrases", "KeyphraseExtractor", "extract"),
-    "tags": ("tagger.tagging.pipeline", "_Read", "tags"),
+    "tags": ("tagger.tagging.pipeline", "Reading", "tags"),
 }
 
 
@@ -81,6 +81,8 @@ def main() -> None:
             where = importlib.import_module(module)
         except ModuleNotFoundError:  # a checkout from before the subpackages (tagger 0.6.0)
             where = importlib.import_module("tagger." + module.rsplit(".", 1)[-1])
+        if owner == "Reading" and not hasattr(where, owner):  # tagger 0.6.0 and earlier
+            owner = "_Read"
         target = getattr(where, owner) if owner else where
         setattr(target, attribute, clock.wrap(stage, getattr(target, attribute)))
     rows = unique_abstracts(args.data, args.n + 4)

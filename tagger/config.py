@@ -123,6 +123,12 @@ class TaggerConfig(Settings):
         maximum=1,
     )
     max_tags: int = _setting(10, "Keep at most this many tags per paper.", minimum=1)
+    min_tags: int = _setting(
+        1,
+        "List at least this many topic tags per paper, the likeliest, even below min_score: "
+        "every paper is found under its likeliest area.",
+        minimum=0,
+    )
     alias_weight: float = _setting(1.0, "Weight of an alias hit.", minimum=0)
     acronym_weight: float = _setting(1.0, "Weight of an acronym hit.", minimum=0)
     pattern_weight: float = _setting(1.0, "Weight of a pattern hit.", minimum=0)
@@ -148,6 +154,35 @@ class TaggerConfig(Settings):
         maximum=1,
     )
 
+    specific_at: float = _setting(
+        0.7,
+        "A parent or a catch-all area is not listed when an area below it (or beside it, for a "
+        "catch-all) scores at least this: the specific area says it.",
+        minimum=0,
+        maximum=1,
+    )
+    neighbours: int = _setting(
+        20,
+        "Nearest shipped papers read for each paper: their confident areas are candidates too; "
+        "0 turns them off.",
+        minimum=0,
+    )
+    judged_neighbours: int = _setting(
+        10,
+        "Nearest judged papers (judged/) read for each paper: the areas their readers wrote down "
+        "are candidates too; 0 turns them off.",
+        minimum=0,
+    )
+    neighbour_index: str = _setting(
+        "",
+        "A neighbour index file (python -m tagger.corpus.calibrate makes one); empty: the one "
+        "shipped.",
+    )
+    judged_index: str = _setting(
+        "",
+        "A judged neighbour index file (python -m tagger.corpus.calibrate makes one); empty: the "
+        "one shipped.",
+    )
     weigher: str = _setting(
         "", "A weigher file (python -m tagger.corpus.calibrate makes one); empty: the one shipped."
     )
@@ -207,7 +242,8 @@ class SuggestConfig(Settings):
     )
 
 
-_MAY_BE_EMPTY = frozenset({"weigher", "keyphrase_model"})  # empty: the file tagger ships
+# empty: the file tagger ships
+_MAY_BE_EMPTY = frozenset({"weigher", "keyphrase_model", "neighbour_index", "judged_index"})
 
 
 def _check(owner: str, field: dataclasses.Field, value: Any) -> None:

@@ -187,6 +187,14 @@ class Evidence(BaseModel):
     )
 
 
+class Neighbour(BaseModel):
+    """A shipped, tagged paper close to this one that carries the area (tagging.neighbours)."""
+
+    id: str = Field(description="The paper's id in the shipped data (data/ in the repository).")
+    title: str | None = None
+    similarity: float = Field(description="The cosine of the two papers' stored vectors.")
+
+
 class AreaTag(BaseModel):
     id: str
     name: str
@@ -196,6 +204,11 @@ class AreaTag(BaseModel):
     crosswalk: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Conference areas this area maps to (its own, or its nearest ancestor's).",
+    )
+    neighbours: list[Neighbour] = Field(
+        default_factory=list,
+        description="The nearest shipped papers tagged with this area (or one below it), which "
+        "proposed the tag or support it (tagger 0.7.0 on); empty when none does.",
     )
 
 

@@ -27,99 +27,155 @@ import argparse
 import datetime
 import hashlib
 import sys
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..config import TaggerConfig
 from ..io.readers import read_papers
-from ..language.keyphrases import FEATURES, AcceptanceModel
+from ..language.keyphrases import FEATURES as KEYPHRASE_FEATURES
+from ..language.keyphrases import AcceptanceModel
 from ..language.trees import TREE_SETTINGS, fitted_trees
 from ..records import AreaTag, Paper, Provenance, TaggedPaper
-from ..tagging.listing import select, select_facet
+from ..tagging.neighbours import KINDS
 from ..tagging.pipeline import Tagger
-from ..tagging.proposing import Candidate
-from ..tagging.weigher import ANY_FACET, Weigher, fitted
-from .judged import JudgedReport, Judgment, evaluate_judged, render_judged, verdicts
+from ..tagging.weigher import FEATURES, RULE_FEATURES, RULES_PATH
+from .judged import JudgedReport, Judgment, evaluate_judged, render_judged
 
 ROOT = Path(__file__).resolve().parents[2]
-MIN_EXAMPLES = 5  # right and wrong candidates a facet value needs for a model of its own
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tagger.corpus.calibrate", description=__doc__)
     parser.add_argument("--keyphrases", action="store_true", help="Fit the keyphrase model.")
     parser.add_argument("--judged", default=None, help="The judged set (judged/ by default).")
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        default=[str(ROOT / "data" / name) for name in SHIPPED],
+        help="The shipped papers the neighbours are found among (data/ by default).",
+    )
     parser.add_argument("--out", default=None, help="Where the fit goes (tagger/data/ ...).")
     parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
+    parser.add_argument("--curve", default=None, help="Also draw the held-out curve here (PNG).")
     parser.add_argument("--no-write", action="store_true", help="Measure only; keep the weigher.")
     parser.add_argument("-c", type=float, default=0.3, help="Inverse L2 strength of every fit.")
+    parser.add_argument(
+        "--cache",
+        default=None,
+        help="Keep the shipped papers' readings in this directory, keyed by tagger's source, the "
+        "taxonomy and the data (they take minutes to make).",
+    )
     args = parser.parse_args(argv)
     name = ("keyphrases", "keyphrases") if args.keyphrases else ("judged", "weigher")
     args.judged = args.judged or str(ROOT / "judged" / f"{name[0]}.jsonl")
     args.out = args.out or str(ROOT / "tagger" / "data" / f"{name[1]}.json")
     if args.keyphrases:
         return calibrate_keyphrases(args)
+    return calibrate_weigher(args)
 
-    tagger = Tagger.from_taxonomy()
-    papers = list(read_papers(args.judged))
-    print(f"{len(papers)} judged papers; proposing candidates ...", file=sys.stderr)
-    found = [
-        c
-        for start in range(0, len(papers), 32)
-        for c in tagger.candidates(papers[start : start + 32])
-    ]
-    judged = [Judgment.of_paper(p) for p in papers]
-    sources = sorted({_source(p) for p in papers})
+
+SHIPPED = ("iclr2026-dev.jsonl", "iclr2024-topics.jsonl", "iclr2025-keywords.jsonl")
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+UNTITLED = "title-less papers (paper lists, and abstracts whose title was removed)"
+
+
+def calibrate_weigher(args: argparse.Namespace) -> int:
+    """Fit both stages of the weigher and the neighbour index; see tagger.corpus.weighing."""
+    from . import weighing
+
+    plain = Tagger.from_taxonomy(config=TaggerConfig(neighbours=0, judged_neighbours=0))
+    defaults = TaggerConfig()
+    k = {"nb": defaults.neighbours, "jn": defaults.judged_neighbours}
+    weighing.note("reading the judged papers ...")
+    judged = weighing.read_judged(plain, args.judged)
+    weighing.note(f"{len(judged)} judged papers; reading the shipped papers ...")
+    shipped = weighing.read_shipped(args.data, plain.config, weighing.workers(), args.cache)
+    weighing.note(f"{len(shipped)} shipped papers; fitting each source held out ...")
+    folds = weighing.cross_validate(judged, shipped, plain, c=args.c, k=k, log=weighing.note)
+    order = [i for fold in folds for i in fold.test]
+    found = [candidates for fold in folds for candidates in fold.found]
+    rule_recall = weighing.candidate_recall(judged, [item.rules for item in judged], plain)
+    held_recall = weighing.candidate_recall([judged[i] for i in order], found, plain)
 
     shown = Path(args.judged).resolve()
     shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
-    lines = [f"# Calibration of the weigher on {shown}", ""]
-    folds = []
-    for source in sources:
-        train = [i for i, p in enumerate(papers) if _source(p) != source]
-        test = [i for i, p in enumerate(papers) if _source(p) == source]
-        folds.append((_fit(papers, found, judged, train, tagger, args.c, about={}), test))
-    lines += [
+    lines = [
+        f"# Calibration of the weigher on {shown}",
+        "",
+        f"{len(judged)} judged papers; {len(shipped)} shipped papers to find neighbours among "
+        f"({', '.join(Path(p).name for p in args.data)}); each of {len(folds)} sources held out "
+        "in turn, both stages fitted without it (tagger.corpus.weighing).",
+        "",
+        "Judged areas that are candidates at all, before the weigher (the area or one below it; "
+        f"an ancestor too): rules alone {rule_recall[0]:.3f} ({rule_recall[1]:.3f}); with "
+        f"{k['nb']} shipped and {k['jn']} judged neighbours (the held-out source's judgments "
+        f"left out) {held_recall[0]:.3f} ({held_recall[1]:.3f}).",
+        "",
         "Held out, by `min_score`:",
         "",
         "| min_score | " + " | ".join(_KEYS) + " |",
         "| --- " * (len(_KEYS) + 1) + "|",
     ]
-    for threshold in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-        config = replace(tagger.config, min_score=threshold)
-        held_out = [
-            _tagged(papers[i], found[i], weigher, tagger, config)
-            for weigher, test in folds
-            for i in test
-        ]
-        figures = _summary(evaluate_judged(held_out, tagger.taxonomy))
-        lines.append(f"| {threshold} | " + " | ".join(f"{figures[k]:.3f}" for k in _KEYS) + " |")
+    curve = []
+    for threshold in sorted({*THRESHOLDS, *(x / 20 for x in range(1, 20))}):
+        records = weighing.held_out(folds, judged, plain, min_score=threshold)
+        figures = _summary(evaluate_judged(records, plain.taxonomy))
+        curve.append((threshold, figures))
+        if threshold in THRESHOLDS:
+            row = " | ".join(f"{figures[key]:.3f}" for key in _KEYS)
+            lines.append(f"| {threshold} | {row} |")
     lines.append("")
-    held_out = [
-        _tagged(papers[i], found[i], weigher, tagger) for weigher, test in folds for i in test
-    ]
-    report = evaluate_judged(held_out, tagger.taxonomy, source="each source held out in turn")
+    records = weighing.held_out(folds, judged, plain)
+    report = evaluate_judged(records, plain.taxonomy, source="each source held out in turn")
+    untitled = [r for r in records if _untitled(r.paper)]
+    subset = evaluate_judged(untitled, plain.taxonomy, source=UNTITLED + ", held out")
     lines += [
         "Cross-validated (each source measured by a weigher fitted on the others):",
         "",
         render_judged(report),
+        render_judged(subset),
     ]
+    if args.curve:
+        _draw(curve, TaggerConfig().min_score, args.curve)
+        lines += [f"![held-out precision and recall by min_score]({Path(args.curve).name})", ""]
 
-    everything = list(range(len(papers)))
+    weighing.note("fitting on every judged paper ...")
     about = {
         "fitted_on": Path(args.judged).name,
         "judged_sha256": hashlib.sha256(Path(args.judged).read_bytes()).hexdigest(),
-        "papers": len(papers),
-        "candidates": sum(len(c) for c in found),
+        "papers": len(judged),
         "date": datetime.date.today().isoformat(),
-        "cross_validated": _summary(report),
+        **weighing.provenance_of(args.data),
     }
-    weigher = _fit(papers, found, judged, everything, tagger, args.c, about=about)
+    model = plain.embedder.name.split(" (")[0]
+    everyone = list(range(len(judged)))
+    first = weighing.fit(
+        judged,
+        [item.rules for item in judged],
+        plain,
+        c=args.c,
+        names=RULE_FEATURES,
+        about=about | {"stage": "first: rule evidence alone; it tags the neighbour index"},
+    )
+    index = weighing.index_of(
+        shipped, first, about=about | {"papers": len(shipped), "model": model}
+    )
+    judged_index = weighing.judged_index_of(judged, about=about | {"model": model})
+    indexes = {"nb": (index, k["nb"]), "jn": (judged_index, k["jn"])}
+    final = weighing.second_stage(judged, indexes, plain)
+    second = weighing.fit(
+        judged,
+        final,
+        plain,
+        c=args.c,
+        names=FEATURES,
+        about=about
+        | {"stage": "second: rule evidence and neighbours", "cross_validated": _summary(report)},
+    )
     fitted_report = evaluate_judged(
-        [_tagged(p, c, weigher, tagger) for p, c in zip(papers, found, strict=True)],
-        tagger.taxonomy,
+        [weighing.tagged(judged[i], final[i], second, plain) for i in everyone],
+        plain.taxonomy,
         source="fitted on all, measured on all (optimistic)",
     )
     lines += ["", render_judged(fitted_report)]
@@ -128,9 +184,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
     if not args.no_write:
-        weigher.save(args.out)
-        print(f"wrote {args.out}", file=sys.stderr)
+        out = Path(args.out)
+        second.save(out)
+        first.save(out.with_name(RULES_PATH))
+        index.save(out.with_name(KINDS["nb"]))
+        judged_index.save(out.with_name(KINDS["jn"]))
+        weighing.note(f"wrote {out}, {RULES_PATH}, {KINDS['nb']} and {KINDS['jn']} beside it")
     return 0
+
+
+def _untitled(paper: Paper) -> bool:
+    source = str((paper.model_extra or {}).get("source", ""))
+    return source.startswith("examples/") or source.endswith("/untitled")
+
+
+def _draw(curve: list[tuple[float, dict[str, float]]], default: float, path: str) -> None:
+    """Precision against recall (strict, lenient) held out, one point per min_score."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=120)
+    for key, label in (("area_recall", "strict"), ("area_recall_lenient", "lenient")):
+        ax.plot(
+            [f[key] for _, f in curve],
+            [f["tag_precision"] for _, f in curve],
+            marker="o",
+            markersize=3,
+            label=f"recall, {label}",
+        )
+        for threshold, f in curve:
+            if abs(threshold - default) < 1e-9:
+                ax.annotate(
+                    f"default {default}",
+                    (f[key], f["tag_precision"]),
+                    textcoords="offset points",
+                    xytext=(6, 6),
+                )
+                ax.plot([f[key]], [f["tag_precision"]], "k*", markersize=10)
+    ax.set_xlabel("area recall (judged areas listed)")
+    ax.set_ylabel("tag precision")
+    ax.set_title("Held out by source: tags against the judged set, by --min-score")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
 
 
 def calibrate_keyphrases(args: argparse.Namespace) -> int:
@@ -157,7 +256,9 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
 
     def fit(papers_of: set[int]) -> AcceptanceModel:
         chosen = [(x, y) for i, x, y in rows if i in papers_of]
-        model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=FEATURES)
+        model = fitted_trees(
+            [x for x, _ in chosen], [y for _, y in chosen], names=KEYPHRASE_FEATURES
+        )
         return AcceptanceModel(model, {})
 
     tagger = Tagger.from_taxonomy()
@@ -193,7 +294,7 @@ def calibrate_keyphrases(args: argparse.Namespace) -> int:
         render_judged(report),
         render_judged(everything),
         f"The model: gradient-boosted trees ({_settings()}), over "
-        + ", ".join(f"`{name}`" for name in FEATURES)
+        + ", ".join(f"`{name}`" for name in KEYPHRASE_FEATURES)
         + " (keyphrases.FEATURES).",
         "",
     ]
@@ -235,54 +336,6 @@ def _source(paper: Paper) -> str:
     return str((paper.model_extra or {}).get("source", "?"))
 
 
-def _fit(papers, found, judged, rows_of, tagger, c, *, about) -> Weigher:
-    """The three models, fitted to the candidates of the papers ``rows_of``. The ``right`` model
-    sees only candidates that could be listed as they are (not a parent with no evidence of its
-    own whose sub-area was proposed, not a fallback), so that its probability is calibrated on
-    the tags users see."""
-    taxonomy = tagger.taxonomy
-    right_rows, right_labels, main_rows, main_labels = [], [], [], []
-    facet_rows: dict[str, list] = defaultdict(list)
-    facet_labels: dict[str, list[int]] = defaultdict(list)
-    for i in rows_of:
-        topics, facets = _split(found[i], tagger)
-        for candidate in facets:
-            if taxonomy.by_id[candidate.area].parent is not None:
-                for key in (candidate.area, ANY_FACET):
-                    facet_rows[key].append(candidate.features)
-                    facet_labels[key].append(int(candidate.area in judged[i].facet_areas))
-        said = verdicts(_as_tags(topics, tagger), judged[i], taxonomy)
-        proposed = {candidate.area for candidate in topics}
-        for candidate, verdict in zip(topics, said, strict=True):
-            below = taxonomy.descendants(candidate.area) - {candidate.area}
-            listable = candidate.own > 0 or not below & proposed
-            if verdict != "neutral" and listable and not taxonomy.by_id[candidate.area].fallback:
-                right_rows.append(candidate.features)
-                right_labels.append(int(verdict == "right"))
-            main_rows.append(candidate.features)
-            main_labels.append(int(candidate.area in judged[i].main))
-    return Weigher(
-        right=fitted(right_rows, right_labels, c=c),
-        main=fitted(main_rows, main_labels, c=c),
-        facets={
-            area: fitted(facet_rows[area], labels, c=c)
-            for area, labels in facet_labels.items()
-            if area == ANY_FACET or min(sum(labels), len(labels) - sum(labels)) >= MIN_EXAMPLES
-        },
-        about=about,
-    )
-
-
-def _split(found: list[Candidate], tagger: Tagger) -> tuple[list[Candidate], list[Candidate]]:
-    """Topic candidates, and facet candidates."""
-    topics = [c for c in found if tagger.taxonomy.facet(c.area) is None]
-    return topics, [c for c in found if tagger.taxonomy.facet(c.area) is not None]
-
-
-def _as_tags(candidates: list[Candidate], tagger: Tagger) -> list[AreaTag]:
-    return [_tag(c.area, 0.0, tagger) for c in candidates]
-
-
 def _tag(area: str, score: float, tagger: Tagger) -> AreaTag:
     taxonomy = tagger.taxonomy
     return AreaTag(
@@ -304,27 +357,6 @@ _PROVENANCE = Provenance(
 )
 
 
-def _tagged(
-    paper: Paper,
-    found: list[Candidate],
-    weigher: Weigher,
-    tagger: Tagger,
-    config: TaggerConfig | None = None,
-) -> TaggedPaper:
-    """The paper as the weigher would tag it, from its candidates."""
-    config = config or tagger.config
-    topics, facets = _split(found, tagger)
-    tags = [
-        _tag(area, round(score, 4), tagger)
-        for area, score in select(topics, weigher, tagger.taxonomy, config)
-    ]
-    types = [
-        _tag(area, round(score, 4), tagger)
-        for area, score in select_facet(facets, weigher, tagger.taxonomy, config)
-    ]
-    return TaggedPaper(paper=paper, keyphrases=[], tags=tags, facets=types, provenance=_PROVENANCE)
-
-
 _KEYS = (
     "type_precision",
     "papers_with_a_wrong_type",
@@ -332,6 +364,8 @@ _KEYS = (
     "tag_precision",
     "papers_with_a_wrong_tag",
     "area_recall",
+    "area_recall_lenient",
+    "untagged",
     "tags_per_paper",
     "first_tag_is_specific",
     "first_tag_is_main",

@@ -21,6 +21,11 @@ def read_json(path: str | Path | None, shipped: str) -> Any:
     return json.loads(text)
 
 
+def read_bytes(shipped: str) -> bytes:
+    """The bytes of the shipped ``tagger/data/<shipped>``."""
+    return resources.files("tagger").joinpath("data", shipped).read_bytes()
+
+
 def fitted_on(about: Mapping[str, Any], path: str | Path) -> bool:
     """Whether a model whose record is ``about`` was fitted on the judged set in the file at
     ``path`` (the file's sha256 is in the record)."""

@@ -10,6 +10,7 @@ from ..language.text import Analysis
 from ..records import AreaTag
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import Hit
+from .neighbours import NO_VOTES, Neighbours
 from .proposing import Candidate, _evidence, by_facet, propose
 from .weigher import Weigher
 
@@ -23,13 +24,13 @@ def score_hits(
     config: TaggerConfig,
     weigher: Weigher,
     similarity: Mapping[str, float] | None = None,
+    votes: Neighbours = NO_VOTES,
 ) -> tuple[list[AreaTag], list[AreaTag]]:
-    """A paper's topic tags and facet tags, each scored by the weigher, those at ``min_score``
-    or more: topics with parents only when they have evidence of their own, mainly-about first;
-    facets best first; at most ``max_tags`` of each."""
+    """A paper's topic tags and facet tags, scored by the weigher and listed by :func:`select`
+    and :func:`select_facet`; a topic tag the paper's neighbours support names them."""
     tags: list[AreaTag] = []
     facets: list[AreaTag] = []
-    for facet, group in by_facet(hits, taxonomy).items():
+    for facet, group in groups(hits, taxonomy).items():
         found, weights = propose(
             group,
             analysis,
@@ -37,6 +38,8 @@ def score_hits(
             n_keyphrases=n_keyphrases,
             config=config,
             similarity=similarity,
+            votes=votes if facet is None else NO_VOTES,
+            always=taxonomy.children[facet] if facet is not None else (),
         )
         by_area = {c.area: c for c in found}
         chosen = (
@@ -46,6 +49,7 @@ def score_hits(
         )
         for area_id, right in chosen:
             candidate, area = by_area[area_id], taxonomy.by_id[area_id]
+            supporting = votes.supporting(area_id) if facet is None else []
             (tags if facet is None else facets).append(
                 AreaTag(
                     id=area_id,
@@ -54,45 +58,80 @@ def score_hits(
                     score=round(right, 4),
                     evidence=_evidence(group, weights, candidate.hits, analysis),
                     crosswalk=taxonomy.crosswalk(area_id),
+                    neighbours=supporting,
                 )
             )
     facets.sort(key=lambda tag: (-tag.score, tag.id))
     return tags, facets[: config.max_tags]
 
 
+def groups(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
+    """A paper's hits by what they are evidence of (proposing.by_facet), with a group, perhaps
+    empty, for the topics and for every facet: a paper is about something and of some kind
+    whether or not a rule fired."""
+    found = by_facet(hits, taxonomy)
+    facets = [root for root in taxonomy.roots if taxonomy.by_id[root].facet]
+    return {key: found.get(key, []) for key in [None, *facets]}
+
+
 def select(
     found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> list[tuple[str, float]]:
-    """The topic tags to list, (area, score) in order: the candidates the weigher scores at
-    ``min_score`` or more, parents only with evidence of their own or no sub-area listed,
-    mainly-about first, at most ``max_tags``."""
-    scored = {c.area: (weigher.right(c.features), weigher.main(c.features), c) for c in found}
-    kept = {area for area, (right, _, _) in scored.items() if right >= config.min_score}
-    kept -= {area for area in kept if _stood_in_for(area, kept, taxonomy)}
-    listed = [
-        area
-        for area in kept
-        if scored[area][2].own > 0 or not (taxonomy.descendants(area) - {area}) & kept
-    ]
-    listed.sort(key=lambda a: (-scored[a][1], -len(taxonomy.path(a)), a))
-    return [(area, scored[area][0]) for area in listed[: config.max_tags]]
+    """The topic tags to list, (area, score), the paper's main area first.
+
+    Each candidate's score (the weigher's probability that the tag is right) does not depend on
+    the threshold, nor does which candidates may be listed: a parent or a catch-all area is not
+    when an area below it (or, for a catch-all, beside it) scores ``specific_at`` or more, since
+    that area says it better. Of the others, those scoring ``min_score`` or more are listed, the
+    ``max_tags`` best at most, and the ``min_tags`` likeliest at least. So a lower ``min_score``
+    lists the same tags with the same scores, and more. They come in the order of the weigher's
+    ``main`` model (what the paper is mainly about first), an area before the areas above it."""
+    right = {c.area: weigher.right(c.features) for c in found}
+    main = {c.area: weigher.main(c.features) for c in found}
+    listable = [a for a in right if not _stood_in_for(a, right, taxonomy, config.specific_at)]
+    best = sorted(listable, key=lambda a: (-right[a], a))
+    kept = [a for a in best if right[a] >= config.min_score][: config.max_tags]
+    kept = best[: max(len(kept), min(config.min_tags, config.max_tags, len(best)))]
+
+    ordered = sorted(kept, key=lambda a: (-main[a], -len(taxonomy.path(a)), a))
+    listed: list[str] = []
+
+    def emit(area: str) -> None:  # an area's listed sub-areas (in main order) just before it
+        for below in ordered:
+            if below != area and below not in listed and area in taxonomy.path(below):
+                emit(below)
+        if area not in listed:
+            listed.append(area)
+
+    for area in ordered:  # main first
+        emit(area)
+    return [(area, right[area]) for area in listed]
 
 
 def select_facet(
     found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> list[tuple[str, float]]:
     """The facet tags to list, (area, score), best first: the facet's values (never its root)
-    the weigher's facet model scores at ``min_score`` or more."""
+    the weigher's facet model scores at ``min_score`` or more, at most ``max_tags``. Unlike
+    topics, no value is listed below ``min_score``: a paper's kind is said only when it is
+    likely (measured: a forced likeliest type cost more precision than it gave recall)."""
     scored = [
         (c.area, weigher.facet(c.area, c.features)) for c in found if taxonomy.by_id[c.area].parent
     ]
-    kept = [(area, score) for area, score in scored if score >= config.min_score]
-    return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[: config.max_tags]
+    best = sorted(scored, key=lambda pair: (-pair[1], pair[0]))
+    return [pair for pair in best if pair[1] >= config.min_score][: config.max_tags]
 
 
-def _stood_in_for(area: str, kept: set[str], taxonomy: Taxonomy) -> bool:
-    """Whether ``area`` is a fallback sub-area and a sibling (or one below it) is kept."""
+def _stood_in_for(
+    area: str, right: Mapping[str, float], taxonomy: Taxonomy, specific_at: float
+) -> bool:
+    """Whether a more specific area says what ``area`` would: one below it, or, for a catch-all
+    (fallback) area, one beside it or below a sibling, scores ``specific_at`` or more."""
+    below = taxonomy.descendants(area) - {area}
+    if any(b in right and right[b] >= specific_at for b in below):
+        return True
     parent = taxonomy.by_id[area].parent
     if not taxonomy.by_id[area].fallback or parent is None:
         return False
-    return any(a != area and parent in taxonomy.path(a)[:-1] for a in kept)
+    beside = taxonomy.descendants(parent) - taxonomy.descendants(area) - {parent}
+    return any(b in right and right[b] >= specific_at for b in beside)

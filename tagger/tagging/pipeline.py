@@ -24,8 +24,9 @@ from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import RuleSet
 from ..taxonomy.store import recall, remember
-from .listing import score_hits
-from .proposing import Candidate, by_facet, propose
+from .listing import groups, score_hits
+from .neighbours import KINDS, NO_VOTES, NeighbourIndex, Neighbours, Votes, abstract_key, votes
+from .proposing import Candidate, propose
 from .weigher import Weigher
 
 
@@ -89,6 +90,24 @@ class Tagger:
     @cached_property
     def weigher(self) -> Weigher:
         return Weigher.load(self.config.weigher or None)
+
+    @cached_property
+    def neighbour_indexes(self) -> dict[str, tuple[NeighbourIndex, int]]:
+        """The papers a paper's neighbours are found among, by kind (tagging.neighbours.KINDS),
+        each with how many are read: the shipped papers (``neighbours``) and the judged ones
+        (``judged_neighbours``). A kind read 0 times is left out, and so is an index this
+        tagger's embedder did not make (its vectors would not compare)."""
+        wanted = {
+            "nb": (self.config.neighbours, self.config.neighbour_index),
+            "jn": (self.config.judged_neighbours, self.config.judged_index),
+        }
+        found = {}
+        for kind, (k, path) in wanted.items():
+            if k:
+                index = NeighbourIndex.load(path or None, shipped=KINDS[kind])
+                if index.serves(self.embedder.name):
+                    found[kind] = (index, k)
+        return found
 
     @cached_property
     def area_vectors(self) -> np.ndarray:
@@ -223,7 +242,11 @@ class Tagger:
             old = self.taxonomy if sha256 == self.taxonomy.sha256 else recall(sha256)
             if old is None and sha256 == (shipped := load_taxonomy()).sha256:
                 old = shipped
-            known[sha256] = Untouched(old, self.taxonomy, self.nlp) if old is not None else _never
+            known[sha256] = (
+                Untouched(old, self.taxonomy, self.nlp, self.neighbour_indexes)
+                if old is not None
+                else _never
+            )
         return known[sha256]
 
     @classmethod
@@ -239,6 +262,12 @@ class Tagger:
         """Every candidate area of each paper, with the features the weigher reads (what
         ``python -m tagger.corpus.calibrate`` fits the weigher to)."""
         return [read.candidates() for read in self._read(papers)]
+
+    def read(self, papers: list[Paper]) -> list[Reading]:
+        """Each paper as the rules and the weigher see it: its analysis, keyphrases, stored
+        vector, similarities and neighbours' votes (calibration proposes its candidates again
+        with other votes)."""
+        return self._read(papers)
 
     def extract_keyphrases(self, papers: list[Paper]) -> list[list[Keyphrase]]:
         """The keyphrases of each paper, without tagging it."""
@@ -256,7 +285,7 @@ class Tagger:
         docs = self.nlp.pipe(texts, batch_size=_SPACY_BATCH)
         return texts, [analyse(d, p.title, p.abstract) for d, p in zip(docs, papers, strict=True)]
 
-    def _read(self, papers: list[Paper]) -> list[_Read]:
+    def _read(self, papers: list[Paper]) -> list[Reading]:
         texts, analyses = self._analyse(papers)
         embedded = self.keyphrases.embed_papers(texts)
         keyphrases = self.keyphrases.extract(texts, analyses, embedded)
@@ -268,17 +297,31 @@ class Tagger:
         analyses: list[Analysis],
         keyphrases: list[list[Keyphrase]],
         stored: list[str],
-    ) -> list[_Read]:
+    ) -> list[Reading]:
         """Each paper as the rules and the weigher see it; its similarity to each area comes
         from its vector as stored (vectors.cosines), so that retag reads what tag read."""
         ids = [area.id for area in self.taxonomy.areas]
         similarities = vectors.cosines(stored, self.area_vectors) if papers else []
+        near = self.neighbours(papers, stored)
         return [
-            _Read(self, *found, dict(zip(ids, row.tolist(), strict=True)))
-            for found, row in zip(
-                zip(papers, analyses, keyphrases, stored, strict=True), similarities, strict=True
+            Reading(self, *found, dict(zip(ids, row.tolist(), strict=True)), nearest)
+            for found, row, nearest in zip(
+                zip(papers, analyses, keyphrases, stored, strict=True),
+                similarities,
+                near,
+                strict=True,
             )
         ]
+
+    def neighbours(self, papers: list[Paper], stored: list[str]) -> list[Neighbours]:
+        """Each paper's neighbours of every kind, from its vector as stored."""
+        found: list[list[Votes]] = [[] for _ in papers]
+        codes = [vectors.decode(v) for v in stored]
+        keys = [abstract_key(p.abstract) for p in papers]
+        for kind, (index, k) in self.neighbour_indexes.items():
+            for votes_of, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
+                votes_of.append(votes(kind, index, nearest, self.taxonomy))
+        return [Neighbours(tuple(kinds)) for kinds in found]
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
@@ -327,7 +370,7 @@ class Tagger:
 
 
 @dataclass
-class _Read:
+class Reading:
     """One paper as the rules and the weigher see it."""
 
     tagger: Tagger
@@ -336,6 +379,7 @@ class _Read:
     keyphrases: list[Keyphrase]
     vector: str  # the paper's embedding as stored (language.vectors.encode)
     similarity: dict[str, float]  # cosine of the paper's opening and each area's description
+    votes: Neighbours  # what its nearest shipped and judged papers say (tagging.neighbours)
 
     def tagged(self) -> TaggedPaper:
         tags, facets = self.tags()
@@ -359,15 +403,18 @@ class _Read:
             config=tagger.config,
             weigher=tagger.weigher,
             similarity=self.similarity,
+            votes=self.votes,
         )
 
-    def candidates(self) -> list[Candidate]:
-        """Its candidate areas, topics and facets (each group weighed on its own)."""
+    def candidates(self, votes: Neighbours | None = None) -> list[Candidate]:
+        """Its candidate areas, topics and facets (each group weighed on its own); ``votes``
+        in place of its neighbours'."""
         tagger = self.tagger
+        votes = self.votes if votes is None else votes
         hits = tagger.rules.match(self.analysis, self.keyphrases)
         return [
             candidate
-            for group in by_facet(hits, tagger.taxonomy).values()
+            for facet, group in groups(hits, tagger.taxonomy).items()
             for candidate in propose(
                 group,
                 self.analysis,
@@ -375,6 +422,8 @@ class _Read:
                 n_keyphrases=len(self.keyphrases),
                 config=tagger.config,
                 similarity=self.similarity,
+                votes=votes if facet is None else NO_VOTES,
+                always=tagger.taxonomy.children[facet] if facet is not None else (),
             )[0]
         ]
 

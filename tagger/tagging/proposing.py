@@ -1,4 +1,4 @@
-"""From rule hits to area tags: which areas is the paper about, and how sure is that?
+"""From a paper's words to candidate areas, each with the features the weigher reads.
 
 Rules propose. Every area one of whose rules fired, or one of its sub-areas' rules, is a
 candidate, and its hits are its evidence. Each hit is weighed by what fired (an alias counts more
@@ -7,24 +7,28 @@ less), whether it lies inside a top-ranked keyphrase, and how often the same rul
 (the second mention adds half, the third a third); overlapping hits count once. An area's evidence
 is its own hits, plus its best sub-area's evidence and half of each other sub-area's.
 
-The learned part weighs (tagging.weigher): it reads each candidate's evidence as a few features
-(how much, of what kind, where: title, first sentence, related work, lists of examples,
-evaluation; how close the paper's embedding is to the area's description; how the candidate
-compares with the others) and gives the probability that the tag is right, its ``score``, and how
-much the paper is mainly about the area, the order tags come in. A tag is listed when its score
-reaches ``min_score``; a parent only when its own rules fired, or no sub-area of it is listed: a
-sub-area's tag names its ancestors in its ``path``, so a parent is not repeated for nothing.
+Neighbours propose too (tagging.neighbours): the areas a paper's nearest shipped and judged
+papers are tagged with are candidates even where no rule fired (their evidence is then nil), and
+every candidate is told how much of its neighbours' similarity agrees with it. And every value
+of a facet (the contribution types) is a candidate of every paper: every paper is of some kind.
 
-Facets (a root marked ``facet``, such as the contribution type) are proposed by rules the same
-way, but weighed apart from the topics and by their own model: a paper's ``facets`` say what kind
-of paper it is (theory, dataset, ...), its ``tags`` what it is about.
+The learned part weighs (tagging.weigher): it reads each candidate as a few features (how much
+evidence, of what kind, where: title, first sentence, related work, lists of examples,
+evaluation; how close the paper's embedding is to the area's description; what the neighbours
+say; how the candidate compares with the others) and gives the probability that the tag is
+right, its ``score``, and how much the paper is mainly about the area; tagging.listing says
+which candidates are listed, and in what order.
+
+Facets (a root marked ``facet``, such as the contribution type) are weighed apart from the
+topics and by their own model: a paper's ``facets`` say what kind of paper it is (theory,
+dataset, ...), its ``tags`` what it is about.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..config import TaggerConfig
@@ -34,6 +38,7 @@ from ..language.text import Analysis
 from ..records import Evidence
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import Hit
+from .neighbours import NO_VOTES, Neighbours
 
 
 @dataclass
@@ -55,10 +60,12 @@ def propose(
     n_keyphrases: int,
     config: TaggerConfig,
     similarity: Mapping[str, float] | None = None,
+    votes: Neighbours = NO_VOTES,
+    always: Iterable[str] = (),
 ) -> tuple[list[Candidate], list[float]]:
-    """Every candidate area of one paper with its features, and the weight of each hit."""
-    if not hits:
-        return [], []
+    """Every candidate area of one paper with its features, and the weight of each hit: the
+    areas rules fired on and those above them, the areas the paper's neighbours propose
+    (``votes``), and the areas in ``always`` (a facet's values: every paper is of some kind)."""
     context = Context(analysis)
     weights = _weigh(hits, analysis, n_keyphrases, config, context)
     by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
@@ -99,15 +106,40 @@ def propose(
         return raw[area_id]
 
     found = [Candidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
+    more = [*sorted(votes.proposed() - set(by_area)), *(a for a in always if a not in by_area)]
+    found += [Candidate(a, [], 0.0, 0.0) for a in dict.fromkeys(more)]
     totals = {c.area: c.total for c in found}
+    roots = {c.area: c.total for c in found if taxonomy.by_id[c.area].parent is None}
     similarity = similarity or {}
     best_similarity = max((similarity.get(c.area, 0.0) for c in found), default=0.0)
     for candidate in found:
         features = _features(candidate, hits, weights, context, taxonomy, n_keyphrases, totals)
         features["similarity"] = similarity.get(candidate.area, 0.0)
         features["similarity_gap"] = features["similarity"] - best_similarity
+        root = taxonomy.path(candidate.area)[0]
+        features["root_share"] = roots.get(root, 0.0) / (sum(roots.values()) or 1.0)
+        features.update(votes.features(candidate.area))
+        features.update(_facet_features(candidate, found, taxonomy))
         candidate.features = features
     return found, weights
+
+
+def _facet_features(
+    candidate: Candidate, found: list[Candidate], taxonomy: Taxonomy
+) -> dict[str, float]:
+    """For a facet's value (type.theory): its share of the evidence for the facet's values, and
+    the most any other value has; what tells a theory paper from a method paper that also says
+    "we propose". Zero for a topic."""
+    if taxonomy.facet(candidate.area) is None or taxonomy.by_id[candidate.area].parent is None:
+        return {"facet_share": 0.0, "facet_other": 0.0}
+    root = taxonomy.path(candidate.area)[0]
+    values = [c for c in found if c.area != root and taxonomy.path(c.area)[0] == root]
+    total = sum(c.total for c in values)
+    other = max((c.total for c in values if c.area != candidate.area), default=0.0)
+    return {
+        "facet_share": candidate.total / total if total else 0.0,
+        "facet_other": math.log1p(other),
+    }
 
 
 def by_facet(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
@@ -130,7 +162,8 @@ def _features(
     totals: Mapping[str, float],
 ) -> dict[str, float]:
     """What the weigher reads about one candidate's evidence (weigher.FEATURES says what each
-    is); the similarities are added by the caller."""
+    is); the similarities, the root's share and the neighbours' votes are added by the
+    caller. A candidate no rule fired on has no evidence: zeros."""
     kept = _count_once(hits, weights, candidate.hits)
     mass = sum(weights[i] for i in kept) or 1.0
 
@@ -160,7 +193,7 @@ def _features(
         "spread": len({hit.sentence for hit in in_abstract}) / context.sentences,
         "earliest": 1.0
         - min((hit.start for hit in in_abstract), default=context.length) / context.length,
-        "relative": candidate.total / (max(totals.values()) or 1.0),
+        "relative": candidate.total / (max(totals.values(), default=0.0) or 1.0),
         "sibling_rank": 1.0 / (1 + sum(totals[a] > candidate.total for a in siblings)),
         "depth": float(len(taxonomy.path(candidate.area)) - 1),
         "leaf": float(not taxonomy.children[candidate.area]),

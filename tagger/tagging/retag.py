@@ -17,36 +17,49 @@ on clean areas has the same candidates with the same evidence and features under
 taxonomies, so the same tags. And a paper has no hit on a dirty area, under either taxonomy, if
 its text holds none of those areas' rules: no phrase (its normalised words, as stems, in a row
 in the lower-cased, NFKC-folded text or in a keyphrase's normalised form: 'matrices' holds
-'matri', 'studies' holds 'stud'), no acronym, no pattern match. The test is a superset: a paper
-it cannot clear is simply read again.
+'matri', 'studies' holds 'stud'), no acronym, no pattern match. Candidates also come from the
+paper's nearest shipped papers (tagging.neighbours): a paper none of whose neighbours is tagged
+with a dirty area has the same of those too. The test is a superset: a paper it cannot clear is
+simply read again.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 import regex
 
+from ..language import vectors
 from ..language.text import clean, tokenize_phrase
 from ..records import TaggedPaper
 from ..taxonomy.model import Area, Taxonomy
 from ..taxonomy.rules import PATTERN_TIMEOUT
+from .neighbours import NeighbourIndex, abstract_key
 
 
 class Untouched:
     """``untouched(record)``: whether ``record``, tagged with ``old``, is tagged the same with
     ``new`` (True is certain; False means: read it again)."""
 
-    def __init__(self, old: Taxonomy, new: Taxonomy, nlp: Any) -> None:
-        rules = _changed_rules(old, new)
-        self.everything = rules is None  # nothing can be cleared
+    def __init__(
+        self,
+        old: Taxonomy,
+        new: Taxonomy,
+        nlp: Any,
+        indexes: Mapping[str, tuple[NeighbourIndex, int]] | None = None,
+    ) -> None:
+        changed = _changed_rules(old, new)
+        self.everything = changed is None  # nothing can be cleared
+        rules, self.dirty = changed or (set(), set())
+        self.indexes = dict(indexes or {})  # kind -> (index, neighbours read)
         self.words: set[str] = set()  # stems of the changed one-word phrases
         self.phrases: dict[tuple[str, ...], re.Pattern[str]] = {}  # and of longer ones
         self.acronyms: set[str] = set()
         self.patterns: list[regex.Pattern[str]] = []
-        for field, text in rules or ():
+        for field, text in rules:
             if field == "acronyms":
                 self.acronyms.add(text)
             elif field == "patterns":
@@ -63,6 +76,13 @@ class Untouched:
         if self.everything:
             return False
         paper = record.paper
+        for index, k in self.indexes.values():
+            if not record.vector:
+                return False
+            codes, keys = [vectors.decode(record.vector)], [abstract_key(paper.abstract)]
+            [near] = index.nearest(codes, keys, k)
+            if any(area in self.dirty for j, _ in near for area in index.tags_of(j)):
+                return False
         text = f"{clean(paper.title or '')}\n{clean(paper.abstract)}"
         if any(acronym in text for acronym in self.acronyms):
             return False
@@ -88,10 +108,10 @@ class Untouched:
 RULES = ("aliases", "cues", "acronyms", "patterns", "exclude", "requires")
 
 
-def _changed_rules(old: Taxonomy, new: Taxonomy) -> set[tuple[str, str]] | None:
-    """The rules (field, text) a paper must hold none of to be tagged alike by both taxonomies;
-    None when no paper can be cleared (the areas both have come in another order, which can
-    order evidence differently).
+def _changed_rules(old: Taxonomy, new: Taxonomy) -> tuple[set[tuple[str, str]], set[str]] | None:
+    """The rules (field, text) a paper must hold none of to be tagged alike by both taxonomies,
+    and the dirty areas (with those below them, in either taxonomy); None when no paper can be
+    cleared (the areas both have come in another order, which can order evidence differently).
 
     An area whose rules alone changed contributes the rules added or removed: a paper with
     none of them has the same hits on it. An area that changed otherwise (added, dropped,
@@ -111,12 +131,14 @@ def _changed_rules(old: Taxonomy, new: Taxonomy) -> set[tuple[str, str]] | None:
         for field in RULES:
             gone_or_new = set(getattr(before, field)) ^ set(getattr(after, field))
             rules |= {(field, text) for text in gone_or_new}
+    below_dirty = set(dirty)
     for taxonomy in (old, new):
         for area_id in dirty & taxonomy.by_id.keys():
             for below in taxonomy.descendants(area_id):
+                below_dirty.add(below)
                 area = taxonomy.by_id[below]
                 rules |= {(field, text) for field in RULES for text in getattr(area, field)}
-    return rules
+    return rules, below_dirty
 
 
 def _shape(taxonomy: Taxonomy, area: Area) -> tuple:

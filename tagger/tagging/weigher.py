@@ -1,13 +1,16 @@
-"""The learned part of tagging: it weighs the evidence rules found, and nothing else.
+"""The learned part of tagging: it weighs the evidence rules and neighbours found, and nothing
+else.
 
-Every candidate area of a paper (one its rules, or a sub-area's, fired on) is described by the
-few numbers in FEATURES; logistic models read them. ``right`` gives the probability that a
-researcher would accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged
-set (judged/). ``main`` says how much the paper is mainly about the area: the order tags are
-listed in. A facet's values (the contribution types) have a model each where the judged set
-holds enough of them, and share one otherwise: the probability that the value is right. The
-models are small (a weight per feature) and ship as data/weigher.json, with a record of what
-they were fitted on; ``python -m tagger.corpus.calibrate`` fits them again.
+Every candidate area of a paper (tagging.proposing) is described by the few numbers in
+FEATURES; logistic models read them. ``right`` gives the probability that a researcher would
+accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged set
+(judged/). ``main`` says how much the paper is mainly about the area: the order tags are listed
+in. A facet's values (the contribution types) have a model each where the judged set holds
+enough of them, and share one otherwise: the probability that the value is right. The models are
+small (a weight per feature) and ship as data/weigher.json, with a record of what they were
+fitted on; the first stage, which reads rule evidence alone and tags the shipped papers the
+neighbours are found among, ships as data/weigher-rules.json. ``python -m
+tagger.corpus.calibrate`` fits both again (tagger.corpus.weighing says how).
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from typing import Any
 
 from ..errors import TaggerError
 from ..io import packaged
+from .neighbours import FEATURES as NEIGHBOUR_FEATURES
 
-# What the models read about a candidate area; tagging.proposing computes each.
-FEATURES = (
+# What the models read about a candidate area; tagging.proposing computes each. The first-stage
+# weigher (which tags the shipped papers the neighbours come from) reads RULE_FEATURES; the
+# weigher that tags reads FEATURES, the neighbours' votes among them.
+RULE_FEATURES = (
     "evidence",  # log(1 + the area's evidence: its own, its best sub-area's, half the others')
     "own",  # log(1 + the evidence of its own rules)
     "from_below",  # the share of its evidence that comes from sub-areas
@@ -46,10 +52,15 @@ FEATURES = (
     "sibling_rank",  # 1 / (1 + sibling areas with more evidence)
     "depth",  # 0 for a top-level area, 1 below it, ...
     "leaf",  # the area has no sub-areas
+    "root_share",  # the share of the paper's evidence (over all roots) under this area's root
+    "facet_share",  # for a facet's value: its share of the evidence for the facet's values
+    "facet_other",  # ... log(1 + the evidence of the likeliest other value)
 )
+FEATURES = RULE_FEATURES + NEIGHBOUR_FEATURES
 MODELS = ("right", "main")
 ANY_FACET = "*"  # the facet model for a value that has none of its own
 DEFAULT_PATH = "weigher.json"
+RULES_PATH = "weigher-rules.json"  # the first stage's
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,9 @@ class Model:
         } | {"(bias)": self.bias}
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str]) -> Model:
+    def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str] | None = None) -> Model:
+        """A model as :meth:`as_dict` writes it: the features it reads, in its order."""
+        names = [name for name in raw if name != "(bias)"] if names is None else names
         return cls(
             names=tuple(names),
             weights=tuple(float(raw[f]["weight"]) for f in names),
@@ -103,9 +116,10 @@ class Weigher:
         return (self.facets.get(area) or self.facets[ANY_FACET])(features)
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> Weigher:
-        """The weigher at ``path``, or the one shipped with tagger."""
-        return _load(str(path) if path else "")
+    def load(cls, path: str | Path | None = None, *, shipped: str = DEFAULT_PATH) -> Weigher:
+        """The weigher at ``path``, or the one shipped with tagger under the name ``shipped``
+        (RULES_PATH: the first stage's)."""
+        return _load(str(path) if path else "", shipped)
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this weigher was fitted on the judged set in the file at ``path``."""
@@ -123,14 +137,17 @@ class Weigher:
 
 
 @cache
-def _load(path: str) -> Weigher:
+def _load(path: str, shipped: str) -> Weigher:
     try:
-        data = packaged.read_json(path, DEFAULT_PATH)
-        models = {name: Model.from_dict(data[name], FEATURES) for name in MODELS}
-        facets = {area: Model.from_dict(raw, FEATURES) for area, raw in data["facet"].items()}
+        data = packaged.read_json(path, shipped)
+        models = {name: Model.from_dict(data[name]) for name in MODELS}
+        facets = {area: Model.from_dict(raw) for area, raw in data["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required
+        unknown = {n for m in [*models.values(), *facets.values()] for n in m.names} - set(FEATURES)
+        if unknown:
+            raise ValueError(f"it reads features this version does not make: {sorted(unknown)}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(f"cannot read the weigher {path or DEFAULT_PATH}: {exc!r}") from None
+        raise TaggerError(f"cannot read the weigher {path or shipped}: {exc!r}") from None
     return Weigher(**models, facets=facets, about=data.get("about", {}))
 
 

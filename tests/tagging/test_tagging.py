@@ -34,8 +34,10 @@ def _evidence_slices(tagged):
 
 def test_multi_agent_rl_is_proposed_with_its_parent_and_exact_evidence(hash_tagger):
     [found] = hash_tagger.candidates([MARL])
-    assert {c.area for c in found} == {"rl", "rl.multi-agent", "graphs", "graphs.gnn"}
-    everything = TaggerConfig(min_score=0.0)  # list what the rules proposed, whatever its score
+    topics = {c.area for c in found if not c.area.startswith("type")}
+    assert topics == {"rl", "rl.multi-agent", "graphs", "graphs.gnn"}
+    # list what the rules proposed, whatever its score, parents beside their likely sub-areas too
+    everything = TaggerConfig(min_score=0.0, specific_at=1.0)
     tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(MARL)
     marl = next(tag for tag in tagged.tags if tag.id == "rl.multi-agent")
     assert marl.path == ["rl", "rl.multi-agent"]
@@ -45,12 +47,23 @@ def test_multi_agent_rl_is_proposed_with_its_parent_and_exact_evidence(hash_tagg
     assert ("title", "Multi-Agent Reinforcement Learning") in texts
     assert ("abstract", "Multi-agent reinforcement learning") in texts
     assert ("abstract", "MARL") in texts
-    # the parent has evidence of its own ('policy gradient'), so it is listed, and carries the
-    # child's evidence too
+    # the parent carries the child's evidence too
     rl = next(tag for tag in tagged.tags if tag.id == "rl")
     assert {ev.area for ev in rl.evidence} == {"rl", "rl.multi-agent"}
     for ev, text in _evidence_slices(tagged):
         assert text == ev.text
+    # a parent is not listed beside a sub-area that scores specific_at: the sub-area says it
+    marl_score = marl.score
+    config = TaggerConfig(min_score=0.0, specific_at=marl_score)
+    listed = {
+        t.id for t in Tagger(hash_tagger.taxonomy, config, embedder=HashEmbedder()).tag(MARL).tags
+    }
+    assert "rl.multi-agent" in listed and "rl" not in listed
+    config = TaggerConfig(min_score=0.0, specific_at=min(1.0, marl_score + 0.0001))
+    listed = {
+        t.id for t in Tagger(hash_tagger.taxonomy, config, embedder=HashEmbedder()).tag(MARL).tags
+    }
+    assert {"rl.multi-agent", "rl"} <= listed
 
 
 def test_a_parent_without_evidence_of_its_own_is_not_repeated(hash_tagger):
@@ -60,7 +73,8 @@ def test_a_parent_without_evidence_of_its_own_is_not_repeated(hash_tagger):
     tagged = Tagger(hash_tagger.taxonomy, everything, embedder=HashEmbedder()).tag(paper)
     assert [(t.id, t.path) for t in tagged.tags] == [("graphs.gnn", ["graphs", "graphs.gnn"])]
     [found] = hash_tagger.candidates([paper])
-    assert {c.area: c.own > 0 for c in found} == {"graphs": False, "graphs.gnn": True}
+    topics = {c.area: c.own > 0 for c in found if not c.area.startswith("type")}
+    assert topics == {"graphs": False, "graphs.gnn": True}
 
 
 def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
@@ -73,7 +87,8 @@ def test_acronym_is_case_sensitive_and_whole_token(hash_tagger):
         )
     )
     [found] = hash_tagger.candidates([tagged.paper])
-    assert {c.area for c in found} == {"rl"}  # not rl.multi-agent: 'marl' is no acronym
+    topics = {c.area for c in found if not c.area.startswith("type")}
+    assert topics == {"rl"}  # not rl.multi-agent: 'marl' is no acronym
     everything = Tagger(hash_tagger.taxonomy, TaggerConfig(min_score=0), embedder=HashEmbedder())
     [rl] = everything.tag(tagged.paper).tags
     assert [(ev.rule, ev.text) for ev in rl.evidence if ev.kind == "acronym"] == [("MDP", "MDP")]
@@ -182,10 +197,15 @@ def test_min_score_and_max_tags_are_applied_and_facets_kept_apart(nlp):
 
     both, types = tags(min_score=0)
     assert {area for area, _ in both} == {"graphs", "rl"}
-    assert [area for area, _ in types] == ["type.theory"]  # never the facet's root, never a topic
-    assert tags(min_score=0, max_tags=1) == (both[:1], types)
+    # every value of the facet is a candidate, never its root, never a topic; evidence ranks first
+    assert [area for area, _ in types] == ["type.theory", "type.dataset"]
+    likeliest = max(both, key=lambda pair: pair[1])
+    assert tags(min_score=0, max_tags=1) == ([likeliest], types[:1])
     best = max(score for _, score in both + types)
-    assert tags(min_score=best + 0.0001) == ([], [])
+    assert tags(min_score=best + 0.0001, min_tags=0) == ([], [])
+    # by default the likeliest topic is listed however unlikely (every paper is findable); a
+    # contribution type only when it is likely
+    assert tags(min_score=best + 0.0001) == ([likeliest], [])
 
 
 def test_every_scoring_setting_is_reachable(nlp):

@@ -1,0 +1,297 @@
+"""Candidate areas from a paper's nearest neighbours among shipped, tagged papers.
+
+Rules propose an area only where the paper uses one of its words; a paper about spurious
+correlations that never writes "domain generalisation" gets no candidate there. So the papers
+the project ships (``data/``, some three thousand ICLR abstracts) are kept with their embeddings
+and the areas the rules and the first-stage weigher gave them (``tagger/data/neighbours.npz``,
+made by ``python -m tagger.corpus.calibrate``), and so are the judged papers (judged/) with the
+areas their readers wrote down (``tagger/data/neighbours-judged.npz``): a paper's nearest
+neighbours of each kind, by the cosine of the stored paper vectors, propose the areas they are
+tagged with, and tell the weigher how much of their similarity agrees on each candidate. A tag
+they support names them (``AreaTag.neighbours``): a reader can look the papers up.
+
+Cosines are computed from the int8 vectors tagged lines store (language.vectors), exactly: the
+integer dot products are exact in float64 (|sum| < 2^53), so a paper's neighbours do not depend
+on the batch, the thread count or the BLAS library, and `tagger retag` finds the ones `tagger
+tag` found. A paper never counts itself: an index paper with the same abstract is left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TaggerError
+from ..language import vectors
+from ..records import Neighbour
+from ..taxonomy.model import Taxonomy
+
+# The kinds of neighbour, and the index each is found in: shipped papers with the areas the first
+# stage gave them, and judged papers with the areas their readers wrote down (judged/).
+KINDS = {"nb": "neighbours.npz", "jn": "neighbours-judged.npz"}
+DEFAULT_PATH = KINDS["nb"]
+PROPOSE = 0.7  # a neighbour's tag at least this sure proposes its area (and those above it)
+AGREE = 0.7  # a neighbour whose tag in an area's subtree is this sure agrees with the area
+SHOWN = 3  # neighbours named by a tag
+# What the weigher reads of a candidate's neighbours of each kind (weigher.FEATURES has them too).
+NAMES = (
+    "share",  # similarity-weighted mean of the neighbours' scores in the area or below it
+    "exact",  # ... in the area itself
+    "top",  # the nearest neighbour's score in the area or below it
+    "count",  # the share of the neighbours that agree (score >= AGREE)
+    "best",  # the cosine of the nearest agreeing neighbour
+)
+FEATURES = tuple(f"{kind}_{name}" for kind in KINDS for name in NAMES)
+
+
+def abstract_key(abstract: str) -> int:
+    """What identifies a paper's text in the index: 8 bytes of the sha256 of its abstract."""
+    digest = hashlib.sha256(abstract.strip().encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourIndex:
+    """Shipped papers: their int8 vectors, identities and first-stage tags."""
+
+    codes: np.ndarray  # int8, one row a paper
+    keys: np.ndarray  # int64 abstract_key of each
+    ids: tuple[str, ...]
+    titles: tuple[str, ...]  # "" for a paper without one
+    areas: tuple[str, ...]  # the area ids tags refer to, by number
+    tag_start: np.ndarray  # paper i's tags are tag_area[tag_start[i]:tag_start[i + 1]]
+    tag_area: np.ndarray  # int32 index into areas
+    tag_score: np.ndarray  # float32
+    about: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, *, shipped: str = DEFAULT_PATH) -> NeighbourIndex:
+        """The index at ``path``, or the one shipped with tagger under the name ``shipped``."""
+        return _load(str(path) if path else "", shipped)
+
+    @classmethod
+    def build(
+        cls,
+        papers: list[tuple[str, str | None, str, str]],
+        tags: list[Mapping[str, float]],
+        *,
+        about: dict[str, Any],
+    ) -> NeighbourIndex:
+        """An index of ``papers`` (id, title, abstract, stored vector) with their ``tags``
+        (area -> first-stage score)."""
+        areas = tuple(sorted({area for found in tags for area in found}))
+        number = {area: k for k, area in enumerate(areas)}
+        start, area_of, score_of = [0], [], []
+        for found in tags:
+            for area, score in sorted(found.items()):
+                area_of.append(number[area])
+                score_of.append(score)
+            start.append(len(area_of))
+        return cls(
+            codes=np.stack([vectors.decode(p[3]) for p in papers]),
+            keys=np.array([abstract_key(p[2]) for p in papers], dtype=np.int64),
+            ids=tuple(p[0] for p in papers),
+            titles=tuple(p[1] or "" for p in papers),
+            areas=areas,
+            tag_start=np.array(start, dtype=np.int64),
+            tag_area=np.array(area_of, dtype=np.int32),
+            tag_score=np.array(score_of, dtype=np.float32),
+            about=about,
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the index as one .npz file (no pickles), its record as JSON inside it."""
+        buffer = io.BytesIO()
+        np.savez_compressed(
+            buffer,
+            codes=self.codes,
+            keys=self.keys,
+            ids=np.array(self.ids),
+            titles=np.array(self.titles),
+            areas=np.array(self.areas),
+            tag_start=self.tag_start,
+            tag_area=self.tag_area,
+            tag_score=self.tag_score,
+            about=np.array(json.dumps(self.about, sort_keys=True)),
+        )
+        Path(path).write_bytes(buffer.getvalue())
+
+    def serves(self, embedder_name: str) -> bool:
+        """Whether papers embedded by ``embedder_name`` compare with this index's: the same model
+        (any of its backends: 'sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)' and the torch
+        one share a space)."""
+        model = self.about.get("model")
+        return bool(model) and embedder_name.split(" (")[0] == model
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def _rows(self) -> np.ndarray:
+        return _float_rows(self)
+
+    def nearest(self, codes: list[np.ndarray], keys: list[int], k: int) -> list[list[tuple]]:
+        """For each paper (its int8 vector and abstract_key): its ``k`` nearest index papers as
+        (index, cosine), nearest first, the paper itself left out; ties by index."""
+        if not codes or not len(self) or k <= 0:
+            return [[] for _ in codes]
+        rows, norms = self._rows
+        queries = np.stack([code.astype(np.float64) for code in codes])
+        dots = queries @ rows.T  # integers, exact in float64
+        scale = np.sqrt(np.outer((queries * queries).sum(axis=1), norms))
+        cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
+        found = []
+        for row, key in zip(cosines, keys, strict=True):
+            row = np.where(self.keys == key, -np.inf, row)
+            take = min(k, len(row))
+            best = np.argpartition(-row, take - 1)[:take]
+            best = sorted(best.tolist(), key=lambda j: (-row[j], j))
+            found.append([(j, float(row[j])) for j in best if np.isfinite(row[j])])
+        return found
+
+    def tags_of(self, index: int) -> dict[str, float]:
+        """The first-stage tags of index paper ``index``."""
+        start, end = self.tag_start[index], self.tag_start[index + 1]
+        return {
+            self.areas[a]: float(s)
+            for a, s in zip(self.tag_area[start:end], self.tag_score[start:end], strict=True)
+        }
+
+    def neighbour(self, index: int, similarity: float) -> Neighbour:
+        return Neighbour(
+            id=self.ids[index], title=self.titles[index] or None, similarity=round(similarity, 4)
+        )
+
+
+@cache
+def _float_rows(index: NeighbourIndex) -> tuple[np.ndarray, np.ndarray]:
+    rows = index.codes.astype(np.float64)
+    return rows, (rows * rows).sum(axis=1)
+
+
+@cache
+def _load(path: str, shipped: str) -> NeighbourIndex:
+    from ..io import packaged
+
+    try:
+        raw = Path(path).read_bytes() if path else packaged.read_bytes(shipped)
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            return NeighbourIndex(
+                codes=data["codes"].astype(np.int8),
+                keys=data["keys"].astype(np.int64),
+                ids=tuple(data["ids"].tolist()),
+                titles=tuple(data["titles"].tolist()),
+                areas=tuple(data["areas"].tolist()),
+                tag_start=data["tag_start"].astype(np.int64),
+                tag_area=data["tag_area"].astype(np.int32),
+                tag_score=data["tag_score"].astype(np.float32),
+                about=json.loads(str(data["about"])),
+            )
+    except (OSError, ValueError, KeyError) as exc:
+        raise TaggerError(f"cannot read the neighbour index {path or shipped}: {exc}") from None
+
+
+@dataclass
+class Votes:
+    """What one kind of neighbour says about each area: for each neighbour, its cosine and its
+    score in the area (the best of the area and those below it)."""
+
+    kind: str  # a key of KINDS
+    neighbours: list[tuple[int, float]]  # (index paper, cosine), nearest first
+    below: list[dict[str, float]]  # per neighbour: area -> best score in its subtree
+    exact: list[dict[str, float]]  # per neighbour: its own tags, area -> score
+    index: NeighbourIndex | None = None
+
+    def proposed(self) -> set[str]:
+        """The areas the neighbours propose: those a neighbour is confidently tagged with, and
+        the areas above them (their subtree scores are at least as high)."""
+        return {area for scores in self.below for area, s in scores.items() if s >= PROPOSE}
+
+    def features(self, area: str) -> dict[str, float]:
+        """This kind's FEATURES of one area."""
+        names = [f"{self.kind}_{name}" for name in NAMES]
+        if not self.neighbours:
+            return dict.fromkeys(names, 0.0)
+        total = sum(s for _, s in self.neighbours) or 1.0
+        share = own = count = best = 0.0
+        for rank, ((_, s), scores) in enumerate(zip(self.neighbours, self.below, strict=True)):
+            v = scores.get(area, 0.0)
+            share += s * v
+            own += s * self.exact[rank].get(area, 0.0)
+            if v >= AGREE:
+                count += 1
+                best = max(best, s)
+        values = (
+            share / total,
+            own / total,
+            self.below[0].get(area, 0.0),
+            count / len(self.neighbours),
+            best,
+        )
+        return dict(zip(names, values, strict=True))
+
+    def supporting(self, area: str) -> list[Neighbour]:
+        """The nearest neighbours that agree with ``area``."""
+        if self.index is None:
+            return []
+        return [
+            self.index.neighbour(j, s)
+            for (j, s), scores in zip(self.neighbours, self.below, strict=True)
+            if scores.get(area, 0.0) >= AGREE
+        ]
+
+
+@dataclass
+class Neighbours:
+    """A paper's neighbours of every kind."""
+
+    votes: tuple[Votes, ...] = ()
+
+    def proposed(self) -> set[str]:
+        return set().union(*(v.proposed() for v in self.votes))
+
+    def features(self, area: str) -> dict[str, float]:
+        """Every neighbour feature of one area (FEATURES), zero for a kind not read."""
+        found = dict.fromkeys(FEATURES, 0.0)
+        for kind in self.votes:
+            found.update(kind.features(area))
+        return found
+
+    def supporting(self, area: str) -> list[Neighbour]:
+        """The nearest neighbours, of any kind, that agree with ``area``, at most SHOWN, each
+        paper once."""
+        found: dict[str, Neighbour] = {}
+        for neighbour in sorted(
+            (n for kind in self.votes for n in kind.supporting(area)),
+            key=lambda n: (-n.similarity, n.id),
+        ):
+            found.setdefault(neighbour.id, neighbour)
+        return list(found.values())[:SHOWN]
+
+
+def votes(
+    kind: str, index: NeighbourIndex, neighbours: list[tuple[int, float]], taxonomy: Taxonomy
+) -> Votes:
+    """The votes of ``neighbours`` of ``index`` under ``taxonomy`` (areas it does not have are
+    left out)."""
+    below, exact = [], []
+    for j, _ in neighbours:
+        tags = {a: s for a, s in index.tags_of(j).items() if a in taxonomy.by_id}
+        subtree: dict[str, float] = {}
+        for area, score in tags.items():
+            for ancestor in taxonomy.path(area):
+                subtree[ancestor] = max(subtree.get(ancestor, 0.0), score)
+        below.append(subtree)
+        exact.append(tags)
+    return Votes(kind, neighbours, below, exact, index)
+
+
+NO_VOTES = Neighbours()

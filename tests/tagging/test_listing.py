@@ -1,0 +1,151 @@
+"""Which candidates are listed, and in what order: a threshold that behaves (a lower --min-score
+lists a superset, with the same scores), specific areas before the areas above them, a parent or
+a catch-all not repeated when a more specific area is likely, and every paper with a tag."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tagger import Paper, Tagger
+from tagger.config import TaggerConfig
+from tagger.io.readers import read_papers
+from tagger.tagging.listing import select, select_facet
+from tagger.tagging.proposing import Candidate
+from tagger.tagging.weigher import Weigher
+from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
+
+from ..conftest import EXAMPLES, MINI_TAXONOMY, HashEmbedder
+
+TREE = parse_taxonomy(
+    """version: "1"
+areas:
+  - {id: lm, name: Language models, aliases: [language model]}
+  - {id: lm.general, name: LMs in general, parent: lm, fallback: true, aliases: [llm]}
+  - {id: lm.agents, name: LM agents, parent: lm, aliases: [agents]}
+  - {id: lm.agents.tools, name: Tool use, parent: lm.agents, aliases: [tools]}
+  - {id: rl, name: RL, aliases: [reinforcement learning]}
+"""
+)
+
+
+class Scores:
+    """A stand-in weigher: each candidate's right and main scores, by area."""
+
+    def __init__(self, right: dict[str, float], main: dict[str, float] | None = None) -> None:
+        self._right, self._main = right, main or {}
+
+    def right(self, features):
+        return self._right[features["area"]]
+
+    def main(self, features):
+        return self._main.get(features["area"], self._right[features["area"]])
+
+
+def _listed(right, main=None, **settings):
+    found = [Candidate(area, [], 0.0, 0.0, {"area": area}) for area in right]
+    config = TaggerConfig(**settings)
+    return select(found, Scores(right, main), TREE, config)
+
+
+def test_a_parent_is_not_listed_when_an_area_below_it_is_likely():
+    listed = _listed({"lm": 0.99, "lm.agents": 0.9, "lm.agents.tools": 0.4, "rl": 0.8})
+    assert [area for area, _ in listed] == ["lm.agents", "rl"]
+    # below specific_at, the parent stays: at a low threshold it is listed beside its child
+    listed = _listed({"lm": 0.99, "lm.agents": 0.6}, min_score=0.5)
+    assert [area for area, _ in listed] == ["lm.agents", "lm"]  # the specific area first
+
+
+def test_a_catch_all_is_not_listed_when_a_sibling_or_one_below_it_is_likely():
+    assert [a for a, _ in _listed({"lm.general": 0.95, "lm.agents.tools": 0.8})] == [
+        "lm.agents.tools"
+    ]
+    assert [a for a, _ in _listed({"lm.general": 0.95, "lm.agents": 0.5})] == ["lm.general"]
+
+
+def test_every_paper_with_a_candidate_gets_its_likeliest_tag():
+    assert _listed({"rl": 0.2, "lm": 0.3}) == [("lm", 0.3)]
+    assert _listed({"rl": 0.2, "lm": 0.3}, min_tags=0) == []
+    assert _listed({}) == []
+
+
+def test_max_tags_keeps_the_likeliest_and_order_is_main_first():
+    right = {"rl": 0.9, "lm.agents": 0.8, "lm.agents.tools": 0.75}
+    main = {"rl": 0.1, "lm.agents": 0.2, "lm.agents.tools": 0.9}
+    assert [a for a, _ in _listed(right, main, max_tags=2, specific_at=0.95)] == [
+        "lm.agents",  # its subtree's main (0.2) is above rl's, and tools (0.75) was cut
+        "rl",
+    ]
+    assert [a for a, _ in _listed(right, main, specific_at=0.95)] == [
+        "lm.agents.tools",
+        "lm.agents",  # after the area below it, which leads its subtree
+        "rl",
+    ]
+
+
+scores = st.dictionaries(
+    st.sampled_from(["lm", "lm.general", "lm.agents", "lm.agents.tools", "rl"]),
+    st.floats(0, 1),
+    min_size=0,
+    max_size=5,
+)
+
+
+@given(scores, st.floats(0, 1), st.floats(0, 1), st.integers(0, 2), st.integers(1, 4))
+def test_a_lower_threshold_lists_a_superset_with_the_same_scores(right, low, high, least, most):
+    low, high = min(low, high), max(low, high)
+    at_low = dict(_listed(right, min_score=low, min_tags=least, max_tags=most))
+    at_high = dict(_listed(right, min_score=high, min_tags=least, max_tags=most))
+    assert at_high.items() <= at_low.items()
+
+
+def _candidates(tagger, papers):
+    return [reading.candidates() for reading in tagger.read(papers)]
+
+
+@pytest.fixture(scope="module")
+def real_candidates():
+    """Every candidate of the shipped paper-list abstracts, with the shipped taxonomy and weigher
+    (HashEmbedder: no neighbours, real rules and spaCy)."""
+    tagger = Tagger.from_taxonomy(embedder=HashEmbedder())
+    papers = list(read_papers(EXAMPLES / "icml2025-abstracts.txt"))
+    return tagger, _candidates(tagger, papers)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1))
+def test_on_real_papers_a_lower_threshold_keeps_every_tag_and_score(real_candidates, a, b):
+    tagger, found = real_candidates
+    low, high = min(a, b), max(a, b)
+    weigher = Weigher.load()
+    taxonomy = tagger.taxonomy
+    for candidates in found:
+        topics = [c for c in candidates if taxonomy.facet(c.area) is None]
+        facets = [c for c in candidates if taxonomy.facet(c.area) is not None]
+        for choose, group in ((select, topics), (select_facet, facets)):
+            at_low = dict(choose(group, weigher, taxonomy, replace(tagger.config, min_score=low)))
+            at_high = dict(choose(group, weigher, taxonomy, replace(tagger.config, min_score=high)))
+            assert at_high.items() <= at_low.items()
+
+
+def test_tagging_end_to_end_at_two_thresholds_agrees(real_candidates):
+    tagger, _ = real_candidates
+    papers = list(read_papers(EXAMPLES / "icml2025-abstracts.txt"))[:6]
+    low = Tagger(tagger.taxonomy, TaggerConfig(min_score=0.3), embedder=HashEmbedder())
+    high = Tagger(tagger.taxonomy, TaggerConfig(min_score=0.8), embedder=HashEmbedder())
+    for a, b in zip(low.tag_many(papers), high.tag_many(papers), strict=True):
+        assert {(t.id, t.score) for t in b.tags} <= {(t.id, t.score) for t in a.tags}
+        assert {(t.id, t.score) for t in b.facets} <= {(t.id, t.score) for t in a.facets}
+        assert a.tags and a.facets  # every paper is about something, and of some kind
+
+
+def test_every_contribution_type_is_a_candidate_of_every_paper():
+    tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
+    [found] = _candidates(tagger, [Paper(abstract="We bake bread and measure its crust.")])
+    assert {c.area for c in found} == {"type.theory", "type.dataset"}
+    assert all(c.features["evidence"] == 0 for c in found)
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    assert taxonomy.facet("type.theory") == "type"

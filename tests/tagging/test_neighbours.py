@@ -1,0 +1,161 @@
+"""Candidate areas from a paper's nearest shipped papers: exact, batch-independent neighbours that
+never include the paper itself, votes a person can check (the papers are named), and the shipped
+index made from the shipped data by the shipped first-stage weigher."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tagger import Paper, Tagger
+from tagger.config import TaggerConfig
+from tagger.io.files import sha256
+from tagger.io.readers import read_papers
+from tagger.language import vectors
+from tagger.tagging.neighbours import NeighbourIndex, abstract_key, votes
+from tagger.taxonomy.loading import load_taxonomy
+
+from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+SHIPPED = [
+    (
+        "n1",
+        "Message passing on molecules",
+        "graph neural networks over molecules and atoms",
+        {"graphs.gnn": 0.95},
+    ),
+    (
+        "n2",
+        None,
+        "graph neural networks for atoms in molecules",
+        {"graphs.gnn": 0.9, "graphs": 0.97},
+    ),
+    ("n3", "Policies", "agents learn policies from reward in games", {"rl": 0.92}),
+]
+
+
+def _index(tmp_path, rows=SHIPPED):
+    embedder = HashEmbedder()
+    encoded = [vectors.encode(v) for v in embedder.embed([r[2] for r in rows])]
+    index = NeighbourIndex.build(
+        [(r[0], r[1], r[2], code) for r, code in zip(rows, encoded, strict=True)],
+        [r[3] for r in rows],
+        about={"model": embedder.name},
+    )
+    path = tmp_path / "index.npz"
+    index.save(path)
+    return path
+
+
+def test_the_index_round_trips_and_a_paper_never_finds_itself(tmp_path):
+    path = _index(tmp_path)
+    index = NeighbourIndex.load(path)
+    assert index.ids == ("n1", "n2", "n3") and index.titles == (
+        "Message passing on molecules",
+        "",
+        "Policies",
+    )
+    assert index.tags_of(1) == {"graphs": pytest.approx(0.97), "graphs.gnn": pytest.approx(0.9)}
+    assert index.serves("test/hash-64") and not index.serves(
+        "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
+    )
+    code = index.codes[0]
+    [near] = index.nearest([code], [abstract_key(SHIPPED[0][2])], 3)
+    assert [j for j, _ in near] == [1, 2]  # itself left out, by its abstract
+    [alone] = index.nearest([code], [abstract_key("another text")], 3)
+    assert alone[0] == (0, pytest.approx(1.0))
+
+
+def test_neighbours_do_not_depend_on_the_batch(tmp_path):
+    index = NeighbourIndex.load(_index(tmp_path))
+    queries = [
+        vectors.decode(vectors.encode(v))
+        for v in HashEmbedder().embed(["graph atoms", "reward games", "molecules"])
+    ]
+    keys = [abstract_key(str(k)) for k in range(3)]
+    together = index.nearest(queries, keys, 2)
+    alone = [index.nearest([q], [k], 2)[0] for q, k in zip(queries, keys, strict=True)]
+    assert together == alone
+
+
+def test_neighbours_propose_an_area_no_rule_found_and_are_named(tmp_path):
+    config = TaggerConfig(
+        neighbour_index=str(_index(tmp_path)), neighbours=2, judged_neighbours=0, min_score=0.0
+    )
+    tagger = Tagger.from_taxonomy(MINI_TAXONOMY, config, embedder=HashEmbedder())
+    paper = Paper(abstract="neural networks over molecules and atoms")  # no rule fires
+    [found] = [reading.candidates() for reading in tagger.read([paper])]
+    proposed = {c.area: c for c in found}
+    assert {"graphs", "graphs.gnn"} <= proposed.keys()
+    gnn = proposed["graphs.gnn"]
+    assert gnn.features["evidence"] == 0 and gnn.features["nb_count"] == 1.0
+    assert gnn.features["jn_share"] == 0  # no judged neighbours read
+    assert gnn.features["nb_share"] > 0.9 and gnn.features["nb_top"] == pytest.approx(0.95)
+    tagged = tagger.tag(paper)
+    named = {tag.id: [n.id for n in tag.neighbours] for tag in tagged.tags}
+    # every listed graph area names the two papers that agree (tags >= 0.7), nearest first
+    [near] = tagger.neighbour_indexes["nb"][0].nearest(
+        [vectors.decode(tagged.vector)], [abstract_key(paper.abstract)], 2
+    )
+    nearest_first = [("n1", "n2")[j] for j, _ in near]
+    graph_tags = [area for area in named if area.startswith("graphs")]
+    assert graph_tags and all(named[area] == nearest_first for area in graph_tags)
+    for tag in tagged.tags:
+        for neighbour in tag.neighbours:
+            assert 0 < neighbour.similarity <= 1
+
+
+def test_votes_leave_out_areas_the_taxonomy_does_not_have(tmp_path):
+    rows = [("x", None, "graph atoms", {"graphs.gnn": 0.9, "gone.area": 0.99})]
+    index = NeighbourIndex.load(_index(tmp_path, rows))
+    said = votes("nb", index, [(0, 0.8)], load_taxonomy(MINI_TAXONOMY))
+    assert said.proposed() == {"graphs", "graphs.gnn"}
+    assert said.features("graphs")["nb_share"] == pytest.approx(0.9)
+    assert said.features("rl") == {
+        "nb_share": 0.0,
+        "nb_exact": 0.0,
+        "nb_top": 0.0,
+        "nb_count": 0.0,
+        "nb_best": 0.0,
+    }
+
+
+def test_the_shipped_index_was_made_from_the_shipped_data():
+    index = NeighbourIndex.load()
+    made = {item["file"]: item["sha256"] for item in index.about["data"]}
+    for name, digest in made.items():
+        assert sha256(ROOT / "data" / name) == digest, (
+            f"data/{name} changed: python -m tagger.corpus.calibrate"
+        )
+    abstracts = {
+        abstract_key(p.abstract) for name in made for p in read_papers(ROOT / "data" / name)
+    }
+    assert len(index) == len(abstracts) == len(set(index.keys.tolist()))
+    assert index.about["model"] == MINILM
+    assert index.codes.shape == (len(index), 384) and index.codes.dtype == np.int8
+
+
+@pytest.mark.models
+def test_shipped_entries_are_what_the_first_stage_makes_of_them(embedder):
+    """Five shipped papers tagged again with the first-stage weigher: the same vectors, the same
+    confident areas (scores >= 0.5) as the index holds."""
+    index = NeighbourIndex.load()
+    first = ROOT / "tagger" / "data" / "weigher-rules.json"
+    config = TaggerConfig(neighbours=0, judged_neighbours=0, weigher=str(first))
+    tagger = Tagger.from_taxonomy(config=config, embedder=embedder)
+    papers = list(read_papers(ROOT / "data" / "iclr2026-dev.jsonl"))[:5]
+    position = {key: k for k, key in enumerate(index.keys.tolist())}
+    for paper, reading in zip(papers, tagger.read(papers), strict=True):
+        k = position[abstract_key(paper.abstract)]
+        assert index.ids[k] == paper.id
+        assert np.array_equal(vectors.decode(reading.vector), index.codes[k])
+        scores = {
+            c.area: round(tagger.weigher.right(c.features), 4)
+            for c in reading.candidates()
+            if tagger.taxonomy.facet(c.area) is None and tagger.weigher.right(c.features) >= 0.5
+        }
+        assert scores == pytest.approx(index.tags_of(k), abs=1e-4)
+    assert json.dumps(index.about["data"])  # the record says what it was made from
