@@ -4,13 +4,15 @@ and a manifest.
     tagger tag 'arxiv/*.jsonl' -o tagged/ --cluster local:2        # a LocalCluster here
     tagger tag 'arxiv/*.jsonl' -o tagged/ --cluster tcp://sched:8786
 
-The client plans the partitions (:func:`plan`: a file's records in order, at most ``size`` each;
-a JSON Lines file is cut at line starts and each partition reads only its own bytes), writes the
-manifest, and submits one task per partition that has no complete part. A task tags its records
-with a tagger made once per worker process (:func:`_tagger`) and writes ``part-NNNNN.jsonl`` (or
-``.parquet``) and ``part-NNNNN.errors.jsonl`` under temporary names, renames them, then writes
-``part-NNNNN.done.json`` (its counts and the part's sha256) the same way: a part is complete
-when its ``done`` file says so and the part's bytes match. Dask may run a task twice (a lost
+The client checks the scheduler's address (:mod:`.connection`), plans the partitions
+(:func:`.partitions.plan`: a file's records in order, at most ``size`` each, each with its
+content's sha256; a JSON Lines file is cut at line starts and each partition reads only its own
+bytes), writes the manifest, and submits one task per partition that has no complete part. A
+task tags its records with a tagger made once per worker process (:func:`_tagger`) and writes
+``part-NNNNN.jsonl`` (or ``.parquet``) and ``part-NNNNN.errors.jsonl`` under temporary names,
+renames them, then writes ``part-NNNNN.done.json`` (its counts, the part's sha256 and the
+partition's) the same way: a part is complete when its ``done`` file says so, the part's bytes
+match and the partition's content is the one it was tagged from. Dask may run a task twice (a lost
 worker, a retry): the second run writes the same bytes over the first, atomically, so no part is
 ever duplicated or half written. The JSONL parts, concatenated in order, are the bytes `tagger
 tag` writes locally for the same inputs.
@@ -254,9 +256,11 @@ def tag_on_cluster(
     client: Any = None,
 ) -> ClusterSummary:
     """Tag ``inputs`` (files or globs) into the directory ``directory`` on a Dask cluster (see
-    the module's doc): ``cluster`` is a scheduler's address or ``local`` / ``local:N``;
-    ``client``, a dask.distributed Client to use instead. Returns the run's summary; raises
-    TaggerError (or InputError) for what a user must fix, before anything is tagged."""
+    the module's doc): ``cluster`` is a scheduler's address or ``local`` / ``local:N``
+    (anything else is a ValueError); ``client``, a dask.distributed Client to use instead.
+    Returns the run's summary; raises TaggerError (or InputError) for what a user must fix,
+    before anything is tagged: a scheduler that does not answer, inputs that are not the
+    records a resumed directory was tagged from, a manifest that is not one."""
     from ..language import embedders
 
     out = Path(directory)

@@ -129,7 +129,7 @@ def _record_spans(
 ) -> list[tuple[int, int, None, None, int, str]]:
     """Cut a file read record by record (papers and rejected records alike) after its first
     ``first_size`` records, then every ``size``: (first record, stop, None, None, 1, sha256 of
-    the partition's records, as :func:`_records_sha256` hashes them)."""
+    the partition's records, each as :func:`_record_bytes` gives it)."""
     spans: list[tuple[int, int, None, None, int, str]] = []
     digest, first, count = hashlib.sha256(), 0, 0
     for item in iter_records(path, format=format):

@@ -274,13 +274,18 @@ def _parquet(path: Path, abstracts=ABSTRACTS) -> Path:
 )
 def test_each_partition_is_named_by_its_content(tmp_path, make):
     """An edit of one record at the same length changes the hash of its partition alone; the
-    same file by a relative path plans the same partitions."""
-    from tagger.runs.partitions import plan
+    same file by a relative path plans the same partitions; a worker reads each partition, as
+    planned, to the records of the whole file."""
+    from tagger.io.readers import iter_records
+    from tagger.runs.cluster import plan
+    from tagger.runs.partitions import read_partition
 
     source = make(tmp_path)
     before = plan([str(source)], size=2)
     assert len(before) >= 2 and all(len(p.sha256) == 64 for p in before)
     assert len({p.sha256 for p in before}) == len(before)
+    read = [str(r) for p in before for r in read_partition(p)]
+    assert read == [str(r) for r in iter_records(source, notices=True)]
     os.chdir(tmp_path)
     try:
         relative = plan([source.name], size=2)
@@ -331,7 +336,7 @@ def test_line_partitions_hash_exactly_their_bytes_across_read_blocks(tmp_path, e
     """The planner reads a JSON Lines file in blocks of 1 MiB and hashes each partition as it
     goes: here the first partition's last line ends with a CR that is the first block's last
     byte (its LF, if any, the next block's first)."""
-    from tagger.runs.partitions import plan
+    from tagger.runs.cluster import plan
 
     block, first_size, width = 1 << 20, 1000, 1000
     line = b'{"abstract": "' + b"a" * width + b'"}' + end
