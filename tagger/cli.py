@@ -229,6 +229,7 @@ def main() -> None:
 @click.option(
     "--cluster",
     metavar="ADDRESS",
+    callback=lambda ctx, param, value: _cluster_address(value),
     help="Tag on a Dask cluster: a scheduler's address (tcp://host:8786), or local / local:N "
     "for a LocalCluster of N worker processes here. -o names a directory: one part file per "
     "partition, errors beside each, and manifest.json.",
@@ -358,6 +359,16 @@ def retag(
     click.echo(str(summary), err=True)
     if summary.rejected:
         sys.exit(1)
+
+
+def _cluster_address(value: str | None) -> str | None:
+    """--cluster checked before anything starts: a malformed address is a usage error."""
+    from .runs.connection import parse_address
+
+    try:
+        return None if value is None else parse_address(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--cluster'") from None
 
 
 def _tag_on_cluster(

@@ -4,13 +4,15 @@ and a manifest.
     tagger tag 'arxiv/*.jsonl' -o tagged/ --cluster local:2        # a LocalCluster here
     tagger tag 'arxiv/*.jsonl' -o tagged/ --cluster tcp://sched:8786
 
-The client plans the partitions (:func:`plan`: a file's records in order, at most ``size`` each;
-a JSON Lines file is cut at line starts and each partition reads only its own bytes), writes the
-manifest, and submits one task per partition that has no complete part. A task tags its records
-with a tagger made once per worker process (:func:`_tagger`) and writes ``part-NNNNN.jsonl`` (or
-``.parquet``) and ``part-NNNNN.errors.jsonl`` under temporary names, renames them, then writes
-``part-NNNNN.done.json`` (its counts and the part's sha256) the same way: a part is complete
-when its ``done`` file says so and the part's bytes match. Dask may run a task twice (a lost
+The client checks the scheduler's address (:mod:`.connection`), plans the partitions
+(:func:`.partitions.plan`: a file's records in order, at most ``size`` each, each with its
+content's sha256; a JSON Lines file is cut at line starts and each partition reads only its own
+bytes), writes the manifest, and submits one task per partition that has no complete part. A
+task tags its records with a tagger made once per worker process (:func:`_tagger`) and writes
+``part-NNNNN.jsonl`` (or ``.parquet``) and ``part-NNNNN.errors.jsonl`` under temporary names,
+renames them, then writes ``part-NNNNN.done.json`` (its counts, the part's sha256 and the
+partition's) the same way: a part is complete when its ``done`` file says so, the part's bytes
+match and the partition's content is the one it was tagged from. Dask may run a task twice (a lost
 worker, a retry): the second run writes the same bytes over the first, atomically, so no part is
 ever duplicated or half written. The JSONL parts, concatenated in order, are the bytes `tagger
 tag` writes locally for the same inputs.
@@ -18,48 +20,28 @@ tag` writes locally for the same inputs.
 
 from __future__ import annotations
 
-import glob
 import json
+import logging
 import os
-import re
 import sys
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..config import TaggerConfig
 from ..errors import InputError, InputNotice, TaggerError
-from ..io.files import open_input, sha256
+from ..io.files import sha256
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import iter_records, read_line_range, read_parquet
+from ..io.readers import iter_records
 from ..taxonomy.model import Taxonomy
+from .connection import connect, reachable
+from .partitions import PARTITION_SIZE, Partition, expand, plan, read_partition
 
-PARTITION_SIZE = 10_000  # records a partition holds at most
 MANIFEST = "manifest.json"
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-@dataclass(frozen=True)
-class Partition:
-    """Records ``first`` to ``stop`` (0-based, ``stop`` excluded) of one input file; for a JSON
-    Lines file read by byte range, its bytes ``start`` to ``end`` from line ``first_line``."""
-
-    index: int
-    source: str
-    format: str
-    first: int
-    stop: int
-    start: int | None = None
-    end: int | None = None
-    first_line: int = 1
-
-    @property
-    def name(self) -> str:
-        return f"part-{self.index:05d}"
 
 
 @dataclass
@@ -94,113 +76,6 @@ class ClusterSummary:
         if self.rejected:
             text += f", {self.rejected:,} rejected: see {self.output}/part-*.errors.jsonl"
         return text
-
-
-# --- planning ----------------------------------------------------------------------------------
-
-
-def expand(inputs: Sequence[str]) -> list[str]:
-    """Each input as given, or a glob's matches in sorted order; a glob matching nothing, or a
-    missing file, is an InputError."""
-    files: list[str] = []
-    for given in inputs:
-        if glob.has_magic(given):
-            matched = sorted(glob.glob(given, recursive=True))
-            if not matched:
-                raise InputError("no file matches this pattern", source=given)
-            files += matched
-        else:
-            files.append(given)
-    return files
-
-
-def plan(inputs: Sequence[str], *, size: int = PARTITION_SIZE, format: str | None = None):
-    """The partitions of ``inputs``, in input order: at most ``size`` records each, and the very
-    first a quarter of that, so that the first part is written soon (a partition is tagged by
-    one worker, a local run's first lines by all of them)."""
-    partitions: list[Partition] = []
-    for source in inputs:
-        chosen = _format_of(source, format)
-        first_size = size if partitions else max(1, size // 4)
-        if chosen == "jsonl" and not _gzipped(source):
-            spans = _line_spans(source, size, first_size)
-        else:
-            count = _count(source, chosen)
-            starts = [0, *range(first_size, max(count, 1), size)]
-            spans = [
-                (first, min(stop, count), None, None, 1)
-                for first, stop in zip(starts, [*starts[1:], max(count, 1)], strict=True)
-            ]
-        for first, stop, start, end, first_line in spans:
-            partitions.append(
-                Partition(len(partitions), source, chosen, first, stop, start, end, first_line)
-            )
-    return partitions
-
-
-def _format_of(source: str, format: str | None) -> str:
-    from ..io.formats import detect_format, is_parquet
-
-    if format:
-        return format
-    if is_parquet(source):
-        return "parquet"
-    stream, _ = open_input(source)  # gzip read through, as iter_records reads it
-    with stream:
-        head = stream.read(1 << 16)
-    return detect_format(Path(source).name.removesuffix(".gz"), head)
-
-
-def _gzipped(source: str) -> bool:
-    with open(source, "rb") as handle:
-        return handle.read(2) == b"\x1f\x8b"
-
-
-def _count(source: str, format: str) -> int:
-    """How many records (papers and rejected records) ``source`` holds: read once here."""
-    return sum(
-        1
-        for item in iter_records(source, format=format, notices=True)
-        if not isinstance(item, InputNotice)
-    )
-
-
-def _line_spans(
-    source: str, size: int, first_size: int | None = None
-) -> list[tuple[int, int, int, int, int]]:
-    """Cut a JSON Lines file after its first ``first_size`` lines (default ``size``), then every
-    ``size`` (as io.files.lines_of counts lines: LF, CRLF or a lone CR ends one), only ever after
-    a LF byte or a lone CR: (first record, stop, start byte, end byte, first line). Record
-    indexes here count lines; a partition's tasks count what they read."""
-    spans: list[tuple[int, int, int, int, int]] = []
-    first_size = first_size or size
-    start = offset = lines = lines_at_start = 0
-    pending_cr = False
-    with open(source, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            if pending_cr:
-                if chunk.startswith(b"\n"):
-                    chunk, offset = chunk[1:], offset + 1
-                pending_cr = False
-                lines += 1
-                if lines - lines_at_start >= (size if spans else first_size):
-                    spans.append((lines_at_start, lines, start, offset, lines_at_start + 1))
-                    start, lines_at_start = offset, lines
-            for match in _LINE_END.finditer(chunk):
-                if match.group() == b"\r" and match.end() == len(chunk):
-                    pending_cr = True  # a CRLF may be split between chunks
-                    continue
-                lines += 1
-                if lines - lines_at_start >= (size if spans else first_size):
-                    end = offset + match.end()
-                    spans.append((lines_at_start, lines, start, end, lines_at_start + 1))
-                    start, lines_at_start = end, lines
-            offset += len(chunk)
-    if pending_cr:
-        lines += 1
-    if offset > start or not spans:
-        spans.append((lines_at_start, lines, start, offset, lines_at_start + 1))
-    return spans
 
 
 # --- the task ----------------------------------------------------------------------------------
@@ -249,33 +124,6 @@ def _undo_malloc_trim() -> None:
         libc.mallopt(-1, 64 * 2**20)  # M_TRIM_THRESHOLD: twice that, as glibc keeps it
 
 
-def _records(partition: Partition) -> Iterator[Any]:
-    if partition.start is not None:
-        return read_line_range(
-            partition.source, partition.start, partition.end, partition.first_line
-        )
-    if partition.format == "parquet":
-        return read_parquet(partition.source, start=partition.first, stop=partition.stop)
-    items = (item for item in iter_records(partition.source, format=partition.format, notices=True))
-    return _slice(items, partition.first, partition.stop)
-
-
-def _slice(items: Iterator[Any], first: int, stop: int) -> Iterator[Any]:
-    """Records first..stop of a file; its notices (a paper list's header) go with the first
-    partition."""
-    index = 0
-    for item in items:
-        if isinstance(item, InputNotice):
-            if first == 0:
-                yield item
-            continue
-        if index >= stop:
-            return
-        if index >= first:
-            yield item
-        index += 1
-
-
 def tag_partition(
     partition: Partition,
     directory: str,
@@ -286,17 +134,17 @@ def tag_partition(
 ) -> PartResult:
     """Tag one partition into its part file and errors file (each written under a temporary
     name, then renamed), then its ``done`` file. Run on a worker; safe to run twice."""
-    tagger = _tagger(taxonomy, config, export)
     out = Path(directory)
     attempt = uuid.uuid4().hex[:8]
     papers, errors, notices = [], [], []
-    for item in _records(partition):
+    for item in read_partition(partition):  # first: a changed input fails before the models load
         if isinstance(item, InputNotice):
             notices.append(str(item))
         elif isinstance(item, InputError):
             errors.append(rejected_line(item))
         else:
             papers.append(item)
+    tagger = _tagger(taxonomy, config, export)
     part = out / f"{partition.name}.{part_format}"
     temporary = out / f".{partition.name}.{attempt}.tmp"
     if part_format == "parquet":
@@ -321,6 +169,7 @@ def tag_partition(
         notices=notices,
     )
     done = {k: v for k, v in asdict(result).items() if k != "ids"}
+    done["input_sha256"] = partition.sha256
     _write_whole(out / f"{partition.name}.done.json", json.dumps(done).encode(), attempt)
     return result
 
@@ -334,11 +183,17 @@ def _write_whole(path: Path, data: bytes, attempt: str) -> None:
 
 
 def complete(directory: Path, partition: Partition, part_format: str) -> dict | None:
-    """The ``done`` record of a partition whose part is complete and unchanged, else None."""
+    """The ``done`` record of a partition whose part is complete and unchanged, and was tagged
+    from the records the partition holds now; else None."""
     part = directory / f"{partition.name}.{part_format}"
     try:
         done = json.loads((directory / f"{partition.name}.done.json").read_text())
-        return done if part.is_file() and sha256(part) == done["sha256"] else None
+        whole = (
+            isinstance(done["tagged"], int)
+            and isinstance(done["rejected"], int)
+            and done.get("input_sha256") == partition.sha256
+        )
+        return done if whole and part.is_file() and sha256(part) == done["sha256"] else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -348,43 +203,41 @@ def complete(directory: Path, partition: Partition, part_format: str) -> dict | 
 
 def fingerprint(tagger: Any, partitions: list[Partition], part_format: str) -> dict[str, Any]:
     """What must match for ``--resume`` to continue a directory: the configuration (tagger and
-    model versions, taxonomy, settings) and the inputs with their sizes and partitions."""
-    inputs = sorted({p.source for p in partitions})
+    model versions, taxonomy, settings) and the inputs, by absolute path (the same file by a
+    relative and an absolute path is the same input), with their sizes and partitions, each
+    partition with its content's sha256."""
+    inputs = sorted({p.path for p in partitions})
     return {
         "provenance": tagger.provenance.model_dump(mode="json"),
         "part_format": part_format,
-        "inputs": [{"path": source, "bytes": os.path.getsize(source)} for source in inputs],
-        "partitions": [asdict(p) for p in partitions],
+        "inputs": [{"path": path, "bytes": os.path.getsize(path)} for path in inputs],
+        "partitions": [{k: v for k, v in asdict(p).items() if k != "source"} for p in partitions],
     }
 
 
-def connect(address: str, warn: Callable[[str], None]):
-    """A Dask client: ``local`` or ``local:N`` starts a LocalCluster here (N worker processes,
-    default one per core, one thread each); anything else is a scheduler's address."""
-    from dask.distributed import Client, LocalCluster
-
-    match = re.fullmatch(r"local(?::(\d+))?", address)
-    if match:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        workers = int(match.group(1)) if match.group(1) else (cores or 1)
-        import importlib.util
-
-        import dask
-
-        dashboard = ":0" if importlib.util.find_spec("bokeh") else None  # it needs bokeh
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            cluster = LocalCluster(  # see _undo_malloc_trim
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=dashboard,
-                silence_logs=40,  # logging.ERROR
-            )
-        return Client(cluster)
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """The manifest of a part directory, as a mapping with a ``fingerprint`` mapping; a
+    TaggerError saying what is wrong with it when it is missing or not a manifest."""
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise TaggerError(
+            f"cannot resume: {directory} holds no {MANIFEST} (no run was started there)"
+        )
+    fault = None
     try:
-        return Client(address, timeout="30s")
-    except (OSError, TimeoutError) as exc:
-        raise TaggerError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        written = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        written, fault = None, f"is not JSON ({str(exc).splitlines()[0][:80]})"
+    if fault is None and not isinstance(written, dict):
+        fault = f"holds a JSON {type(written).__name__}, not a manifest's object"
+    elif fault is None and not isinstance(written.get("fingerprint"), dict):
+        fault = "has no fingerprint (the inputs and configuration of its run)"
+    if fault:
+        raise TaggerError(
+            f"cannot resume: {path} {fault}, so nothing shows which run wrote {directory}; "
+            "tag into a new directory"
+        )
+    return written
 
 
 def tag_on_cluster(
@@ -403,27 +256,26 @@ def tag_on_cluster(
     client: Any = None,
 ) -> ClusterSummary:
     """Tag ``inputs`` (files or globs) into the directory ``directory`` on a Dask cluster (see
-    the module's doc): ``cluster`` is a scheduler's address or ``local`` / ``local:N``;
-    ``client``, a dask.distributed Client to use instead. Returns the run's summary; raises
-    TaggerError (or InputError) for what a user must fix, before anything is tagged."""
+    the module's doc): ``cluster`` is a scheduler's address or ``local`` / ``local:N``
+    (anything else is a ValueError); ``client``, a dask.distributed Client to use instead.
+    Returns the run's summary; raises TaggerError (or InputError) for what a user must fix,
+    before anything is tagged: a scheduler that does not answer, inputs that are not the
+    records a resumed directory was tagged from, a manifest that is not one."""
     from ..language import embedders
 
     out = Path(directory)
+    if client is None:
+        cluster = reachable(cluster)  # a wrong address fails now, not after the planning
     files = expand(inputs)
     for source in files:  # a missing or unreadable file fails before anything starts
         iter_records(source, format=format).close()
     partitions = plan(files, size=size, format=format)
     wanted = fingerprint(tagger, partitions, part_format)
-    manifest = out / MANIFEST
     if resume:
-        if not manifest.is_file():
+        written = read_manifest(out)["fingerprint"]
+        if written != wanted:
             raise TaggerError(
-                f"cannot resume: {out} holds no {MANIFEST} (no run was started there)"
-            )
-        written = json.loads(manifest.read_text())
-        if written.get("fingerprint") != wanted:
-            raise TaggerError(
-                f"cannot resume {out}: {_difference(written.get('fingerprint') or {}, wanted)}; "
+                f"cannot resume {out}: {_difference(written, wanted)}; "
                 "run with the same inputs and options, or into another directory"
             )
     elif out.exists() and any(out.iterdir()):
@@ -438,19 +290,19 @@ def tag_on_cluster(
     export = None
     if tagger.config.embedding_backend != "torch":
         export = str(embedders.onnx_model_dir())
-    own = client is None
-    client = client or connect(cluster, warn)
+    own, interrupted = client is None, False
+    client = client or connect(cluster)
     try:
         summary.dashboard = _dashboard(client)
         if summary.dashboard:
             note(f"Dask dashboard: {summary.dashboard}")
         results = _run(client, todo, out, tagger, export, part_format, progress)
+    except BaseException as exc:
+        interrupted = not isinstance(exc, Exception)  # Ctrl-C, SIGTERM: the user stops the run
+        raise
     finally:
         if own:
-            cluster_object = getattr(client, "cluster", None)
-            client.close()
-            if cluster_object is not None:
-                cluster_object.close()
+            _close(client, quiet=interrupted)
     done_of = {}
     for p in partitions:
         done = complete(out, p, part_format)
@@ -488,7 +340,7 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
         client.submit(
             tag_partition,
             partition,
-            str(out),
+            os.path.abspath(out),  # a worker's working directory is not this one's
             taxonomy,
             tagger.config,
             export,
@@ -515,6 +367,25 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
         if bar is not None:
             bar.close()
     return results
+
+
+def _close(client: Any, *, quiet: bool) -> None:
+    """Close a client this run made, and its LocalCluster if it made one. After an interrupt,
+    what Dask says while it drops the run's work (a task cut short, data lost with a worker) is
+    no news to the user who stopped it: Dask's and asyncio's logs are silenced meanwhile."""
+    loggers = [logging.getLogger(name) for name in ("distributed", "asyncio", "tornado")]
+    levels = [logger.level for logger in loggers]
+    if quiet:
+        for logger in loggers:
+            logger.setLevel(logging.CRITICAL + 1)
+    try:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _dashboard(client) -> str | None:
@@ -544,15 +415,42 @@ def _clean(out: Path) -> None:
 
 
 def _difference(written: dict, wanted: dict) -> str:
-    for key in ("provenance", "part_format", "inputs", "partitions"):
-        if written.get(key) != wanted.get(key):
-            if key == "provenance":
-                a, b = written.get(key) or {}, wanted[key]
-                changed = [k for k in b if a.get(k) != b.get(k)]
-                return "it was tagged with other " + ", ".join(changed)
-            return {
-                "part_format": "its parts are in another format",
-                "inputs": "its inputs were other files, or have changed size",
-                "partitions": "its inputs were split otherwise (--partition-size?)",
-            }[key]
-    return "its manifest differs"
+    """What differs between the fingerprint a directory's manifest holds and this run's, in
+    words; a manifest edited into another shape only differs."""
+    provenance = wanted["provenance"]
+    if written.get("provenance") != provenance:
+        before = _mapping(written.get("provenance"))
+        changed = [key for key in provenance if before.get(key) != provenance[key]]
+        return "it was tagged with other " + ", ".join(changed)
+    if written.get("part_format") != wanted["part_format"]:
+        return "its parts are in another format"
+    sizes = {i.get("path"): i.get("bytes") for i in _mappings(written.get("inputs"))}
+    for item in wanted["inputs"]:
+        if item["path"] not in sizes:
+            return f"its inputs were other files ({item['path']} was not one of them)"
+        then = sizes[item["path"]]
+        if then != item["bytes"]:
+            then = f"{then:,}" if isinstance(then, int) else repr(then)
+            return f"{item['path']} has changed since: {then} bytes then, {item['bytes']:,} now"
+    if len(sizes) != len(wanted["inputs"]):
+        gone = sorted(str(path) for path in sizes.keys() - {i["path"] for i in wanted["inputs"]})
+        return f"its inputs were other files ({gone[0]} is not given now)"
+    before_parts = _mappings(written.get("partitions"))
+    for then, now in zip(before_parts, wanted["partitions"], strict=False):
+        if any(then.get(key) != value for key, value in now.items() if key != "sha256"):
+            break
+        if then.get("sha256") != now["sha256"]:
+            partition = Partition(source=now["path"], **now)
+            return (
+                f"{now['path']} has changed since: its {partition.extent} ({partition.name}) "
+                "are not the records tagged there"
+            )
+    return "its inputs were split otherwise (--partition-size?)"
+
+
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _mappings(value: Any) -> list[dict]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
