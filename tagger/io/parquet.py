@@ -33,16 +33,29 @@ PARQUET_BATCH_BYTES = 64 * 2**20  # what one batch of rows may take, decoded
 
 def open_parquet(source: str | Path) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` of ``source``, or an InputError saying why it cannot be
-    read."""
+    read. Its text and binary columns read as dictionaries (a value repeated in many rows is
+    held once, as the file holds it), so that a row's size is known before it is decoded."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     name = str(source)
     try:
-        return pq.ParquetFile(source)
+        found = pq.ParquetFile(source)
+        text = [field.name for field in found.schema_arrow if _is_text(field.type, pa)]
+        return pq.ParquetFile(source, read_dictionary=text) if text else found
     except FileNotFoundError:
         raise InputError("no such file", source=name) from None
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
         raise InputError(f"not a Parquet file it can read: {exc}", source=name) from None
+
+
+def _is_text(kind: Any, pa: Any) -> bool:
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
 
 
 def parquet_batches(
@@ -52,12 +65,15 @@ def parquet_batches(
     columns: list[str] | None = None,
     start: int = 0,
     stop: int | None = None,
-) -> Iterator[tuple[int, Any]]:
+) -> Iterator[tuple[int, Any, list[int]]]:
     """The rows ``start`` to ``stop`` (0-based, ``stop`` excluded; all by default) of ``columns``
-    of a ``ParquetFile``, as ``(number of the batch's first row, 0-based, RecordBatch)``, a batch
-    of about PARQUET_BATCH_BYTES at a time. The sizes are checked first (:func:`check_sizes`,
-    called at once, so a bomb fails before anything is read); a batch that turns out larger than
-    the metadata said, or a file that cannot be decoded, raises InputError."""
+    of a ParquetFile (from :func:`open_parquet`), a batch of about PARQUET_BATCH_BYTES at a time,
+    as ``(number of the batch's first row, 0-based, RecordBatch, the bytes of text each of its
+    rows holds)``: a row over MAX_ROW_BYTES is for the caller to reject without decoding it.
+
+    The file's sizes are checked first (:func:`check_sizes`, at once, so a bomb fails before
+    anything is read); a batch far larger than the metadata said, or a file that cannot be
+    decoded, raises InputError."""
     check_sizes(table, name, columns)
     return _batches(table, name, columns, start, stop)
 
@@ -78,9 +94,19 @@ def check_sizes(table: Any, name: str, columns: list[str] | None = None) -> None
             )
 
 
+def too_big(size: int) -> str | None:
+    """Why a row holding ``size`` bytes of text is not read, if it is not."""
+    if size <= MAX_ROW_BYTES:
+        return None
+    return (
+        f"the row holds {_megabytes(size)} of text; a row may hold at most "
+        f"{_megabytes(MAX_ROW_BYTES)}, as a line of JSON Lines may (a decompression bomb?)"
+    )
+
+
 def _batches(
     table: Any, name: str, columns: list[str] | None, start: int, stop: int | None
-) -> Iterator[tuple[int, Any]]:
+) -> Iterator[tuple[int, Any, list[int]]]:
     import pyarrow as pa
 
     metadata = table.metadata
@@ -97,6 +123,7 @@ def _batches(
             while True:
                 try:
                     batch = next(batches, None)
+                    sizes = _row_sizes(batch, pa) if batch is not None else []
                 except (pa.ArrowException, OSError, ValueError) as exc:  # a corrupt file
                     raise InputError(f"cannot read it: {exc}", source=name) from None
                 if batch is None:
@@ -108,11 +135,28 @@ def _batches(
                         source=name,
                     )
                 if row + batch.num_rows > start and row < stop:
-                    yield row, batch
+                    yield row, batch, sizes
                 row += batch.num_rows
         first += rows
         if first >= stop:
             break
+
+
+def _row_sizes(batch: Any, pa: Any) -> list[int]:
+    """The bytes of text and binary each row of a batch holds, counted without decoding it."""
+    import pyarrow.compute as pc
+
+    total = None
+    for column in batch.columns:
+        if pa.types.is_dictionary(column.type) and _is_text(column.type.value_type, pa):
+            lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+        elif _is_text(column.type, pa):
+            lengths = pc.binary_length(column)
+        else:
+            continue
+        lengths = pc.fill_null(pc.cast(lengths, pa.int64()), 0)
+        total = lengths if total is None else pc.add(total, lengths)
+    return total.to_pylist() if total is not None else [0] * batch.num_rows
 
 
 def _group_size(metadata: Any, group: int, columns: list[str] | None) -> tuple[int, int]:

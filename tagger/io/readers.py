@@ -27,7 +27,7 @@ from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
 from .files import is_stdio, lines_of, open_input
 from .formats import BOM, FORMATS, csv_delimiter, detect_format, is_parquet
 from .jsonl import parse_json
-from .parquet import open_parquet, parquet_batches
+from .parquet import open_parquet, parquet_batches, too_big
 from .tagged import is_tagged_object, tagged_from_object
 
 MAX_JSON_BYTES = 512 * 2**20
@@ -108,13 +108,16 @@ def read_parquet(
 
 
 def _parquet_rows(
-    batches: Iterator[tuple[int, Any]], name: str, start: int, stop: int | None
+    batches: Iterator[tuple[int, Any, list[int]]], name: str, start: int, stop: int | None
 ) -> Iterator[Paper | InputError]:
-    for first, batch in batches:
+    for first, batch, sizes in batches:
+        big = [too_big(size) for size in sizes]
         try:
+            if any(big):
+                raise KeyError  # row by row, the big ones never decoded
             rows: list[Any] = batch.to_pylist(maps_as_pydicts="strict")
-        except KeyError:  # a map that gives a key twice: find its rows
-            rows = [_one_row(batch.slice(k, 1)) for k in range(batch.num_rows)]
+        except KeyError:  # or a map that gives a key twice: find its rows
+            rows = [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
         for offset, row in enumerate(rows):
             number = first + offset
             if number < start or (stop is not None and number >= stop):

@@ -25,7 +25,7 @@ from ..errors import where as where_of
 from ..records import TaggedPaper
 from .files import is_stdio, lines_of, read_lines
 from .formats import is_parquet
-from .parquet import open_parquet, parquet_batches
+from .parquet import open_parquet, parquet_batches, too_big
 from .parts import Incomplete, parts_to_read
 from .parts import part_files as part_files  # what a part directory holds, for its callers
 
@@ -131,6 +131,7 @@ def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine
             source=name,
         )
     kind = schema.field("record").type
+    kind = kind.value_type if pa.types.is_dictionary(kind) else kind  # open_parquet reads so
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         raise InputError(
             f"its 'record' column holds {kind}, not text: not tagged output (tagger writes each "
@@ -141,13 +142,20 @@ def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine
 
 
 def _parquet_records(
-    batches: Iterator[tuple[int, Any]], name: str, skip: Skip | None
+    batches: Iterator[tuple[int, Any, list[int]]], name: str, skip: Skip | None
 ) -> Iterator[TaggedLine]:
     read = 0
-    for first, batch in batches:
-        for offset, value in enumerate(batch.column(0).to_pylist()):
+    for first, batch, sizes in batches:
+        column = batch.column(0)
+        big = [too_big(size) for size in sizes]
+        values = column.to_pylist() if not any(big) else [None] * len(big)
+        for offset, value in enumerate(values):
             number = first + offset + 1
             try:
+                if big[offset]:
+                    raise InputError(big[offset], source=name, record=number)
+                if value is None and any(big):
+                    value = column[offset].as_py()
                 if value is None or not value.strip():
                     raise InputError(
                         f"its 'record' is {'null' if value is None else 'empty'}: no tagged "

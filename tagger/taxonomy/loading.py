@@ -35,8 +35,10 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 MAX_TAXONOMY_BYTES = 64 * 2**20  # the shipped taxonomy is under 1 MB
 
 
-def _load(path: Path, extending: tuple[Path, ...], base: Origin | None = None) -> Taxonomy:
-    """The taxonomy at ``path``; ``base``: where an overlay extends it (see _base)."""
+def _load(
+    path: Path, extending: tuple[Path, ...], base: tuple[Origin, str] | None = None
+) -> Taxonomy:
+    """The taxonomy at ``path``; ``base``: where an overlay extends it, and how (see _base)."""
     try:
         if path.exists() and not path.is_dir() and not path.is_file():
             raise TaxonomyError([f"{path}: is not a regular file (a device or a pipe?)"])
@@ -76,7 +78,7 @@ def _parse(
     source: str,
     directory: Path,
     extending: tuple[Path, ...],
-    base: Origin | None = None,
+    base: tuple[Origin, str] | None = None,
 ) -> Taxonomy:
     if base is None:
         data, lines = read_yaml(raw, source)
@@ -86,7 +88,7 @@ def _parse(
         except TaxonomyError:
             data, lines = None, {}
         if not _is_taxonomy(data):
-            raise TaxonomyError([_not_a_taxonomy(base, source)])
+            raise TaxonomyError([_not_a_taxonomy(*base, source)])
     if not isinstance(data, dict):
         raise TaxonomyError([f"{source}: expected a mapping with 'version' and 'areas' at the top"])
     if "extends" in data:
@@ -110,10 +112,10 @@ def _is_taxonomy(data: Any) -> bool:
     return isinstance(data, dict) and ("extends" in data or {"version", "areas"} <= data.keys())
 
 
-def _not_a_taxonomy(where: Origin, source: str) -> str:
+def _not_a_taxonomy(where: Origin, extends: str, source: str) -> str:
     return (
-        f"{where}: extends {source}, which is not a taxonomy: {_EXTENDS_RULE}; nothing of what "
-        f"it holds is shown (if it is your taxonomy, `tagger taxonomy check --taxonomy "
+        f"{where}: extends {extends!r}, and {source} is not a taxonomy: {_EXTENDS_RULE}; nothing "
+        f"of what it holds is shown (if it is your taxonomy, `tagger taxonomy check --taxonomy "
         f"{source}` says what is wrong with it)"
     )
 
@@ -169,4 +171,4 @@ def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, .
         raise TaxonomyError(
             [f"{where}: extends {extends!r}, and {path} {what} ('builtin' is the shipped taxonomy)"]
         )
-    return _load(path, extending, base=where)
+    return _load(path, extending, base=(where, extends))
