@@ -110,12 +110,15 @@ class _Skipped:
 
 
 def _tagged_lines(
-    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False
+    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False, stdout: bool = True
 ) -> Iterator[Any]:
     """The lines of a tagged file, bad lines skipped, with a warning if they were tagged with
-    another taxonomy than the one in use, and if a paper id comes twice."""
+    another taxonomy than the one in use, and if a paper id comes twice; standard output, where
+    the command writes (``stdout``), must not be the file or lie inside it."""
+    from .io.files import STDIO, check_outputs
     from .io.tagged import read_tagged_lines, repeated_ids, same_taxonomy
 
+    check_outputs({"the output": STDIO if stdout else None}, [tagged])
     lines = read_tagged_lines(
         tagged, skip=skipped, incomplete=skipped.incomplete if incomplete else None
     )
@@ -123,10 +126,11 @@ def _tagged_lines(
 
 
 def _tagged_records(
-    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False
+    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False, stdout: bool = True
 ) -> Iterator[Any]:
     """The records of :func:`_tagged_lines`."""
-    return (line.record for line in _tagged_lines(tagged, taxonomy, skipped, incomplete))
+    lines = _tagged_lines(tagged, taxonomy, skipped, incomplete, stdout)
+    return (line.record for line in lines)
 
 
 def _example(*commands: str) -> dict[str, str]:
@@ -485,10 +489,8 @@ def filter_(
     together: a paper must pass both. An area always includes the areas below it.
     """
     from .corpus.query import format_selected, paper_filter
-    from .io.files import STDIO, check_outputs
     from .taxonomy.loading import load_taxonomy
 
-    check_outputs({"the output": STDIO}, [tagged])
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     keep = paper_filter(taxonomy.by_id, **criteria)
     lines = _tagged_lines(tagged, taxonomy, skipped, incomplete)
@@ -551,13 +553,13 @@ def report(
     filterable paper list with each tag's evidence highlighted. Opens without a network.
     FILE is tagged output, or - for stdin."""
     from .corpus.report import build_report, render_html
-    from .io.files import check_outputs, open_output
+    from .io.files import STDIO, check_outputs, open_output
     from .taxonomy.loading import load_taxonomy
 
-    check_outputs({"-o": output}, [tagged])
+    check_outputs({"-o": output or STDIO}, [tagged])
     name = "stdin" if tagged == "-" else Path(tagged).name
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
-    records = _tagged_records(tagged, taxonomy, skipped, incomplete)
+    records = _tagged_records(tagged, taxonomy, skipped, incomplete, stdout=False)
     data = build_report(records, taxonomy, source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
     if output is None or is_stdio(output):
