@@ -10,8 +10,9 @@ rebuild the record exactly.
 Reading is bounded (:func:`parquet_batches`): a file's metadata says how large each row group is
 once decompressed, and a file whose rows would take more than a JSON line may hold is refused
 before anything is decompressed (a few kilobytes can hold gigabytes of repeated text); the rest
-is read in batches of about PARQUET_BATCH_BYTES, and a file that cannot be decoded is an
-InputError that names it.
+is read in batches of about PARQUET_BATCH_BYTES, text columns as dictionaries, so that a row
+whose text is larger (one value repeated in many rows is stored once) is measured, and rejected,
+before it is decoded; a file that cannot be decoded is an InputError that names it.
 """
 
 from __future__ import annotations

@@ -111,14 +111,7 @@ def _parquet_rows(
     batches: Iterator[tuple[int, Any, list[int]]], name: str, start: int, stop: int | None
 ) -> Iterator[Paper | InputError]:
     for first, batch, sizes in batches:
-        big = [too_big(size) for size in sizes]
-        try:
-            if any(big):
-                raise KeyError  # row by row, the big ones never decoded
-            rows: list[Any] = batch.to_pylist(maps_as_pydicts="strict")
-        except KeyError:  # or a map that gives a key twice: find its rows
-            rows = [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
-        for offset, row in enumerate(rows):
+        for offset, row in enumerate(_rows(batch, [too_big(size) for size in sizes])):
             number = first + offset
             if number < start or (stop is not None and number >= stop):
                 continue
@@ -131,6 +124,17 @@ def _parquet_rows(
                 yield InputError(str(exc), source=name, record=number + 1)
                 continue
             yield _json_paper(fields, name, record=number + 1)
+
+
+def _rows(batch: Any, big: list[str | None]) -> list[dict[str, Any] | str]:
+    """The rows of a batch as dicts, or, for a row that cannot be one, why: it is too big to
+    decode (``big``), or a map in it gives a key twice."""
+    if not any(big):
+        try:
+            return batch.to_pylist(maps_as_pydicts="strict")
+        except KeyError:  # a map gives a key twice: find its rows
+            pass
+    return [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
 
 
 def _one_row(batch: Any) -> dict[str, Any] | str:

@@ -146,16 +146,16 @@ def _parquet_records(
 ) -> Iterator[TaggedLine]:
     read = 0
     for first, batch, sizes in batches:
-        column = batch.column(0)
-        big = [too_big(size) for size in sizes]
-        values = column.to_pylist() if not any(big) else [None] * len(big)
+        column, big = batch.column(0), [too_big(size) for size in sizes]
+        if any(big):  # row by row, the big ones never decoded
+            values = [None if why else column[k].as_py() for k, why in enumerate(big)]
+        else:
+            values = column.to_pylist()
         for offset, value in enumerate(values):
             number = first + offset + 1
             try:
                 if big[offset]:
                     raise InputError(big[offset], source=name, record=number)
-                if value is None and any(big):
-                    value = column[offset].as_py()
                 if value is None or not value.strip():
                     raise InputError(
                         f"its 'record' is {'null' if value is None else 'empty'}: no tagged "
