@@ -84,28 +84,53 @@ def _let_stdout_go() -> None:
 
 
 class _Skipped:
-    """Lines of a tagged file that are not tagged output: each warned of, the rest read; any of
-    them make the exit code 1."""
+    """Lines of a tagged file that are not tagged output: each warned of, the rest read; and,
+    with --incomplete, a part directory read without what is missing or changed in it: warned
+    of. Any of them make the exit code 1."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.partial = 0
 
     def __call__(self, error: InputError) -> None:
         self.count += 1
         _warning(f"skipped {error}")
 
+    def incomplete(self, error: InputError) -> None:
+        self.partial += 1
+        _warning(str(error))
+
     def exit_if_any(self) -> None:
         if self.count:
             click.echo(f"{self.count:,} line{'s' * (self.count > 1)} skipped", err=True)
+        if self.partial:
+            click.echo("read an incomplete part directory (--incomplete)", err=True)
+        if self.count or self.partial:
             sys.exit(1)
 
 
-def _tagged_records(tagged: str, taxonomy: Any, skipped: _Skipped) -> Iterator[Any]:
-    """The records of a tagged file, bad lines skipped, with a warning if they were tagged with
-    another taxonomy than the one in use."""
-    from .io.tagged import read_tagged, same_taxonomy
+def _tagged_lines(
+    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False, stdout: bool = True
+) -> Iterator[Any]:
+    """The lines of a tagged file, bad lines skipped, with a warning if they were tagged with
+    another taxonomy than the one in use, and if a paper id comes twice; standard output, where
+    the command writes (``stdout``), must not be the file or lie inside it."""
+    from .io.files import STDIO, check_outputs
+    from .io.tagged import read_tagged_lines, repeated_ids, same_taxonomy
 
-    return same_taxonomy(read_tagged(tagged, skip=skipped), taxonomy, _warning, tagged)
+    check_outputs({"the output": STDIO if stdout else None}, [tagged])
+    lines = read_tagged_lines(
+        tagged, skip=skipped, incomplete=skipped.incomplete if incomplete else None
+    )
+    return repeated_ids(same_taxonomy(lines, taxonomy, _warning, tagged), _warning, tagged)
+
+
+def _tagged_records(
+    tagged: str, taxonomy: Any, skipped: _Skipped, incomplete: bool = False, stdout: bool = True
+) -> Iterator[Any]:
+    """The records of :func:`_tagged_lines`."""
+    lines = _tagged_lines(tagged, taxonomy, skipped, incomplete, stdout)
+    return (line.record for line in lines)
 
 
 def _example(*commands: str) -> dict[str, str]:
@@ -152,6 +177,12 @@ taxonomy_option = click.option(
 )
 tagged_argument = click.argument("tagged", metavar="FILE")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+incomplete_option = click.option(
+    "--incomplete",
+    is_flag=True,
+    help="Read a part directory (`tagger tag --cluster`) whose run has not finished, or whose "
+    "parts are missing or changed: its intact parts, with a warning; the exit code is then 1.",
+)
 progress_option = click.option(
     "--progress/--no-progress",
     default=None,
@@ -327,6 +358,7 @@ def tag(
     type=FILE,
     help="Write lines that cannot be retagged here as JSONL (source, line, reason).",
 )
+@incomplete_option
 @progress_option
 def retag(
     inputs: tuple[str, ...],
@@ -334,6 +366,7 @@ def retag(
     taxonomy_path: Path | None,
     workers: int,
     errors: Path | None,
+    incomplete: bool,
     progress: bool | None,
 ) -> None:
     """Tag papers again with another taxonomy, from their tagged output, in seconds.
@@ -355,9 +388,10 @@ def retag(
         workers=workers,
         progress=sys.stderr.isatty() if progress is None else progress,
         warn=_warning,
+        incomplete=incomplete,
     )
     click.echo(str(summary), err=True)
-    if summary.rejected:
+    if summary.rejected or summary.incomplete:
         sys.exit(1)
 
 
@@ -456,19 +490,21 @@ def _tag_on_cluster(
     help="What to print for each paper kept.",
 )
 @taxonomy_option
-def filter_(tagged: str, output_format: str, taxonomy_path: Path | None, **criteria: Any) -> None:
+@incomplete_option
+def filter_(
+    tagged: str, output_format: str, taxonomy_path: Path | None, incomplete: bool, **criteria: Any
+) -> None:
     """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
     from .corpus.query import format_selected, paper_filter
-    from .io.tagged import read_tagged_lines, same_taxonomy
     from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     keep = paper_filter(taxonomy.by_id, **criteria)
-    lines = same_taxonomy(read_tagged_lines(tagged, skip=skipped), taxonomy, _warning, tagged)
+    lines = _tagged_lines(tagged, taxonomy, skipped, incomplete)
     kept = (line for line in lines if keep(line.record))
     for output in format_selected(kept, output_format):
         sys.stdout.buffer.write(output)
@@ -491,7 +527,10 @@ def filter_(tagged: str, output_format: str, taxonomy_path: Path | None, **crite
     help="How many of the most frequent area pairs to show.",
 )
 @json_option
-def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) -> None:
+@incomplete_option
+def stats(
+    tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool, incomplete: bool
+) -> None:
     """Count a tagged corpus by area: the area tree with papers and shares (per venue when
     there are several), the most frequent pairs of top-level areas, and untagged papers.
     FILE is tagged output, or - for stdin."""
@@ -499,7 +538,7 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
     from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
-    result = corpus_stats(_tagged_records(tagged, taxonomy, skipped), taxonomy)
+    result = corpus_stats(_tagged_records(tagged, taxonomy, skipped, incomplete), taxonomy)
     if as_json:
         _print_json(result.as_dict(taxonomy, top_pairs=pairs))
     else:
@@ -512,19 +551,27 @@ def stats(tagged: str, taxonomy_path: Path | None, pairs: int, as_json: bool) ->
 @click.option("-o", "--output", type=OUTPUT, help="Write the page here instead of stdout (-).")
 @click.option("--title", help="The page's title. Default: from FILE's name.")
 @taxonomy_option
-def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: Path | None) -> None:
+@incomplete_option
+def report(
+    tagged: str,
+    output: Path | None,
+    title: str | None,
+    taxonomy_path: Path | None,
+    incomplete: bool,
+) -> None:
     """Write one self-contained HTML page about a tagged corpus: papers per area (the tree), a
     heatmap of top-level areas tagged together, the top keyphrases per area, and a searchable,
     filterable paper list with each tag's evidence highlighted. Opens without a network.
     FILE is tagged output, or - for stdin."""
     from .corpus.report import build_report, render_html
-    from .io.files import check_outputs, open_output
+    from .io.files import STDIO, check_outputs, open_output
     from .taxonomy.loading import load_taxonomy
 
-    check_outputs({"-o": output}, [tagged])
+    check_outputs({"-o": output or STDIO}, [tagged])
     name = "stdin" if tagged == "-" else Path(tagged).name
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
-    data = build_report(_tagged_records(tagged, taxonomy, skipped), taxonomy, source=name)
+    records = _tagged_records(tagged, taxonomy, skipped, incomplete, stdout=False)
+    data = build_report(records, taxonomy, source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
     if output is None or is_stdio(output):
         click.echo(page, nl=False)
@@ -556,8 +603,14 @@ def report(tagged: str, output: Path | None, title: str | None, taxonomy_path: P
     "for `tagger retag --taxonomy`.",
 )
 @json_option
+@incomplete_option
 def suggest(
-    tagged: str, taxonomy_path: Path | None, as_json: bool, overlay: bool, config: SuggestConfig
+    tagged: str,
+    taxonomy_path: Path | None,
+    as_json: bool,
+    overlay: bool,
+    incomplete: bool,
+    config: SuggestConfig,
 ) -> None:
     """Suggest how to grow the taxonomy: keyphrases frequent in papers with no tag or only weak
     tags, near-duplicates grouped, proposed as aliases of the area whose aliases they are nearest
@@ -574,7 +627,7 @@ def suggest(
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
     result = find_suggestions(
-        _tagged_records(tagged, taxonomy, skipped),
+        _tagged_records(tagged, taxonomy, skipped, incomplete),
         taxonomy,
         embedders.make_embedder(),
         config,
@@ -768,7 +821,7 @@ def eval_(
     """
     from .config import tagger_version
     from .corpus.evaluate import evaluate_file, render
-    from .corpus.judged import Judgment, evaluate_judged, render_judged
+    from .corpus.judged import evaluate_judged, judgments_of, render_judged
     from .tagging.pipeline import Tagger
 
     if judged is None and (papers is None or scheme is None):
@@ -783,16 +836,24 @@ def eval_(
         else:
             from .corpus.evaluate import papers_of, tagged_records
 
+            judgments = None
+            if papers is not None:  # the judgments first: a file of none fails before tagging
+                judgments = judgments_of(papers_of(judged, skip=skipped), str(judged))
             records, _ = tagged_records(
                 papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped
             )
-            judgments = None
-            if papers is not None:
-                marked = papers_of(judged, skip=skipped)
-                judgments = {p.id: Judgment.of_paper(p) for p in marked if Judgment.of_paper(p)}
             report = evaluate_judged(
-                records, tagger.taxonomy, source=str(papers or judged), judgments=judgments
+                records,
+                tagger.taxonomy,
+                source=str(papers or judged),
+                judgments=judgments,
+                judged_source=str(judged),
             )
+            if judgments is not None:
+                _note(
+                    f"{report.matched:,} of the {report.records:,} papers of {papers} have a "
+                    f"judgment in {judged} ({len(judgments):,} papers judged, matched by id)"
+                )
             # in sample: scored by this version's models, and those were fitted on these judgments
             ours = all(r.provenance.tagger_version == tagger_version() for r in records)
             report.in_sample = ours and tagger.weigher.fitted_on(judged)

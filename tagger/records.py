@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from typing import Any, Literal
 
@@ -113,6 +114,11 @@ class Paper(BaseModel):
                     f"field {name!r} is nested more than {MAX_DEPTH} levels deep; tagger keeps "
                     "fields it does not know, and cannot keep this one"
                 )
+            if _not_finite(value):
+                raise ValueError(
+                    f"field {name!r} holds NaN or an infinity, which JSON has no number for; "
+                    "tagger keeps fields it does not know, and cannot keep this one"
+                )
         if not self.id:
             self.id = stable_id(self.venue, self.abstract)
         return self
@@ -131,6 +137,20 @@ def _depth(value: Any) -> int:
                 break
             todo.extend((item, depth + 1) for item in current)
     return deepest
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether a JSON value holds a float that is NaN or infinite, without recursion."""
+    todo = [value]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            return True
+        if isinstance(current, dict):
+            todo.extend(current.values())
+        elif isinstance(current, list):
+            todo.extend(current)
+    return False
 
 
 TextField = Literal["title", "abstract"]

@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError
 from ..records import AreaTag, Paper, TaggedPaper
 from ..taxonomy.model import Taxonomy
 
 VERDICTS = ("right", "neutral", "wrong")
-PHRASE_LABELS = ("accept", "fragment", "generic", "vague", "passing", "noise")
+PhraseLabel = Literal["accept", "fragment", "generic", "vague", "passing", "noise"]
+PHRASE_LABELS: tuple[str, ...] = get_args(PhraseLabel)
 TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
 TYPE_FACET = "type"  # the facet root the judged types are values of
 CALIBRATION_BINS = 10
@@ -39,25 +42,35 @@ class Judgment:
     phrases: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, record: TaggedPaper) -> Judgment | None:
+    def of(cls, record: TaggedPaper, *, source: str = "") -> Judgment | None:
         """The judgment a tagged judged paper carries in its ``judged`` field, if any."""
-        return cls.of_paper(record.paper)
+        return cls.of_paper(record.paper, source=source)
 
     @classmethod
-    def of_paper(cls, paper: Paper) -> Judgment | None:
-        """The judgment a judged paper carries in its ``judged`` field, if any."""
+    def of_paper(cls, paper: Paper, *, source: str = "") -> Judgment | None:
+        """The judgment a judged paper carries in its ``judged`` field, if any; InputError if
+        the field is not one (``source`` names the file in the message)."""
         value = (paper.model_extra or {}).get("judged")
-        if not isinstance(value, dict):
+        if value is None:
             return None
+        try:
+            given = _Judged.model_validate(value)
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in ("judged", *error["loc"]))
+            what = _SHOULD_BE.get(error["type"]) or error["msg"][:1].lower() + error["msg"][1:]
+            raise InputError(
+                f"paper {paper.id!r}: {where!r}: {what} (judged/README.md gives the format)",
+                source=source or None,
+            ) from None
         from .evaluate import stem_phrase
 
-        phrases = value.get("keyphrases") or {}
         return cls(
-            areas=tuple(value.get("areas") or ()),
-            main=tuple(value.get("main") or ()),
-            acceptable=tuple(value.get("acceptable") or ()),
-            types=tuple(value.get("type") or ()),
-            phrases={stem_phrase(phrase): label for phrase, label in phrases.items()},
+            areas=tuple(given.areas or ()),
+            main=tuple(given.main or ()),
+            acceptable=tuple(given.acceptable or ()),
+            types=tuple(given.type or ()),
+            phrases={stem_phrase(k): label for k, label in (given.keyphrases or {}).items()},
         )
 
     def phrase_label(self, phrase: str) -> str | None:
@@ -70,6 +83,43 @@ class Judgment:
     def facet_areas(self) -> tuple[str, ...]:
         """The judged contribution types as the taxonomy's facet areas: theory -> type.theory."""
         return tuple(f"{TYPE_FACET}.{name}" for name in self.types)
+
+
+_SHOULD_BE = {  # pydantic's errors in JSON's words
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "string_type": "must be a string",
+}
+
+
+class _Judged(BaseModel):
+    """A paper's ``judged`` field, as judged/README.md writes it (other keys, notes, are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    areas: list[str] | None = None
+    main: list[str] | None = None
+    acceptable: list[str] | None = None
+    type: list[str] | None = None
+    keyphrases: dict[str, PhraseLabel] | None = None
+
+
+def judgments_of(papers: Iterable[Paper], source: str) -> dict[str, Judgment]:
+    """The judgments of a judged file's papers, by paper id; InputError if it holds none (a
+    file to measure against that judges nothing is a mistake, not an empty report)."""
+    found = {}
+    for paper in papers:
+        judgment = Judgment.of_paper(paper, source=source)
+        if judgment is not None:
+            found[paper.id] = judgment
+    if not found:
+        raise InputError(
+            "holds no judgments: no paper has a 'judged' field (judged/README.md says how one "
+            "is written)",
+            source=source,
+        )
+    return found
 
 
 def verdicts(tags: Iterable[AreaTag], judgment: Judgment, taxonomy: Taxonomy) -> list[str]:
@@ -122,6 +172,8 @@ class JudgedReport:
     types: TypeReport = field(default_factory=lambda: TypeReport())
     keyphrases: PhraseReport = field(default_factory=lambda: PhraseReport())
     in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
+    records: int = 0  # tagged papers read
+    matched: int = 0  # of them, with a judgment
 
     @property
     def precision(self) -> float:
@@ -317,14 +369,22 @@ def evaluate_judged(
     *,
     source: str = "",
     judgments: Mapping[str, Judgment] | None = None,
+    judged_source: str = "",
 ) -> JudgedReport:
     """Measure tagged papers against their judgments: those the papers carry in a ``judged``
-    field, or ``judgments`` by paper id. Papers without one are not counted."""
+    field, or, given ``judgments`` (by paper id, from the file ``judged_source``), those only.
+    Papers without one are not counted; ``matched`` and ``records`` of the report say how many
+    were, of how many. No paper matched is an InputError: there is nothing to measure."""
     report = JudgedReport(source=source, bins=[[0, 0.0, 0] for _ in range(CALIBRATION_BINS)])
     for record in records:
-        judgment = judgments.get(record.paper.id) if judgments else Judgment.of(record)
+        report.records += 1
+        if judgments is not None:
+            judgment = judgments.get(record.paper.id)
+        else:
+            judgment = Judgment.of(record, source=source)
         if judgment is None:
             continue
+        report.matched += 1
         if judgment.phrases:
             report.keyphrases.count(record, judgment)
         if not judgment.areas:
@@ -337,6 +397,16 @@ def evaluate_judged(
                 source=source,
             )
         _count(report, record, judgment, taxonomy)
+    if not report.matched:
+        papers = f"{report.records:,} paper{'s' * (report.records != 1)}"
+        if judgments is not None:
+            why = (
+                f"none of its {papers} has a judgment in {judged_source or 'the judgments'} "
+                f"({len(judgments):,} papers judged, matched by id): are they the same papers?"
+            )
+        else:
+            why = f"none of its {papers} is judged (has a 'judged' field)"
+        raise InputError(f"nothing to measure: {why}", source=source or None)
     return report
 
 

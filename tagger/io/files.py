@@ -3,8 +3,8 @@
 Inputs are read as lines of bounded length with universal line ends (LF, CRLF or a lone CR), gzip
 transparently; no file makes tagger grow without bound. Outputs are checked, before anything is
 opened for writing, to be none of the inputs and none of each other (symlinks, ``./`` and hard
-links included), then opened without truncating, locked for the whole run so that a second run
-writing the same file fails at once, and only then emptied.
+links included) and to lie inside no input directory, then opened without truncating, locked for
+the whole run so that a second run writing the same file fails at once, and only then emptied.
 """
 
 from __future__ import annotations
@@ -133,16 +133,22 @@ def _closing_lines(stream: IO[bytes], name: str) -> Iterator[bytes]:
 
 def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | Path]) -> None:
     """Refuse, before anything is opened for writing, an output that is an input or another
-    output: the same path, or the same file through a symlink, ``./`` or a hard link. Standard
-    output is checked too, when it is a file (``tagger tag p.jsonl >> p.jsonl``).
+    output (the same path, or the same file through a symlink, ``./`` or a hard link), or that
+    lies inside an input directory (a part directory of `tagger tag --cluster`: a new file there
+    changes what is read). Standard output is checked too, when it is a file (``tagger tag
+    p.jsonl >> p.jsonl``).
 
     ``outputs`` maps each output's option name (for the message) to its path, or None (unused)
     or "-" (stdout).
     """
     seen: dict[Any, str] = {}
+    directories: dict[Any, str] = {}  # the inputs that are directories
     for source in inputs:
         if not is_stdio(source):
-            seen.setdefault(_identity(Path(source)), f"the input {source}")
+            key = _identity(Path(source))
+            seen.setdefault(key, f"the input {source}")
+            if Path(source).is_dir():
+                directories.setdefault(key, str(source))
     for option, path in outputs.items():
         if path is None:
             continue
@@ -150,13 +156,19 @@ def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | 
             key = _stdout_identity()
             if key is None:
                 continue
-            what = "standard output"
+            what, where = "standard output", _stdout_path()
         else:
-            key, what = _identity(Path(path)), f"{option} {path}"
+            key, what, where = _identity(Path(path)), f"{option} {path}", Path(path)
         if key in seen:
             raise TaggerError(
                 f"{what} is {seen[key]}: writing it would destroy what is read or written "
                 "there; choose another file"
+            )
+        directory = _directory_holding(where, directories) if where is not None else None
+        if directory is not None:
+            raise TaggerError(
+                f"{what} lies inside the input directory {directory}: writing there would "
+                "change what is read; choose a file outside it"
             )
         seen[key] = what
 
@@ -169,6 +181,26 @@ def _identity(path: Path) -> Any:
     except OSError:
         return ("path", str(path.resolve()))
     return ("file", info.st_dev, info.st_ino)
+
+
+def _directory_holding(path: Path, directories: dict[Any, str]) -> str | None:
+    """The one of ``directories`` (by identity) that ``path`` lies inside, at any depth, through
+    symlinks or not; None if none."""
+    if not directories:
+        return None
+    for ancestor in path.resolve().parents:
+        found = directories.get(_identity(ancestor))
+        if found is not None:
+            return found
+    return None
+
+
+def _stdout_path() -> Path | None:
+    """Where standard output goes, when the system says (Linux: /proc/self/fd/1)."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _stdout_identity() -> Any:

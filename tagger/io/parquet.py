@@ -6,32 +6,173 @@ The schema (:func:`parquet_schema`): the paper's ``id``, ``title``, ``abstract``
 of ``{id, score, path}``); ``areas`` (every area id a tag or facet names, its ancestors included:
 what ``filter --area`` matches); and ``record``, the whole tagged line as JSON, from which readers
 rebuild the record exactly.
+
+Reading is bounded (:func:`parquet_batches`): a file's metadata says how large each row group is
+once decompressed, and a file whose rows would take more than a JSON line may hold is refused
+before anything is decompressed (a few kilobytes can hold gigabytes of repeated text); the rest
+is read in batches of about PARQUET_BATCH_BYTES, text columns as dictionaries, so that a row
+whose text is larger (one value repeated in many rows is stored once) is measured, and rejected,
+before it is decoded; a file that cannot be decoded is an InputError that names it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..records import TaggedPaper
+from .files import MAX_LINE_BYTES
 from .jsonl import dumps
+
+MAX_ROW_BYTES = MAX_LINE_BYTES  # a row may hold what a line of JSON Lines may
+PARQUET_BATCH_BYTES = 64 * 2**20  # what one batch of rows may take, decoded
 
 
 def open_parquet(source: str | Path) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` of ``source``, or an InputError saying why it cannot be
-    read."""
+    read. Its text and binary columns read as dictionaries (a value repeated in many rows is
+    held once, as the file holds it), so that a row's size is known before it is decoded."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     name = str(source)
     try:
-        return pq.ParquetFile(source)
+        found = pq.ParquetFile(source)
+        text = [field.name for field in found.schema_arrow if _is_text(field.type, pa)]
+        return pq.ParquetFile(source, read_dictionary=text) if text else found
     except FileNotFoundError:
         raise InputError("no such file", source=name) from None
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
         raise InputError(f"not a Parquet file it can read: {exc}", source=name) from None
+
+
+def _is_text(kind: Any, pa: Any) -> bool:
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
+
+
+def parquet_batches(
+    table: Any,
+    name: str,
+    *,
+    columns: list[str] | None = None,
+    start: int = 0,
+    stop: int | None = None,
+) -> Iterator[tuple[int, Any, list[int]]]:
+    """The rows ``start`` to ``stop`` (0-based, ``stop`` excluded; all by default) of ``columns``
+    of a ParquetFile (from :func:`open_parquet`), a batch of about PARQUET_BATCH_BYTES at a time,
+    as ``(number of the batch's first row, 0-based, RecordBatch, the bytes of text each of its
+    rows holds)``: a row over MAX_ROW_BYTES is for the caller to reject without decoding it.
+
+    The file's sizes are checked first (:func:`check_sizes`, at once, so a bomb fails before
+    anything is read); a batch far larger than the metadata said, or a file that cannot be
+    decoded, raises InputError."""
+    check_sizes(table, name, columns)
+    return _batches(table, name, columns, start, stop)
+
+
+def check_sizes(table: Any, name: str, columns: list[str] | None = None) -> None:
+    """Refuse a file whose row groups, by its metadata, would take more than MAX_ROW_BYTES a row
+    once decompressed: nothing is read."""
+    metadata = table.metadata
+    for group in range(metadata.num_row_groups):
+        rows, size = _group_size(metadata, group, columns)
+        if rows and size / rows > MAX_ROW_BYTES:
+            raise InputError(
+                f"row group {group + 1} holds {rows:,} rows that take {_megabytes(size)} once "
+                f"decompressed ({_megabytes(size / rows)} a row); a row may take at most "
+                f"{_megabytes(MAX_ROW_BYTES)}, as a line of JSON Lines may: this file is not "
+                "read (is it a decompression bomb?)",
+                source=name,
+            )
+
+
+def too_big(size: int) -> str | None:
+    """Why a row holding ``size`` bytes of text is not read, if it is not."""
+    if size <= MAX_ROW_BYTES:
+        return None
+    return (
+        f"the row holds {_megabytes(size)} of text; a row may hold at most "
+        f"{_megabytes(MAX_ROW_BYTES)}, as a line of JSON Lines may (a decompression bomb?)"
+    )
+
+
+def _batches(
+    table: Any, name: str, columns: list[str] | None, start: int, stop: int | None
+) -> Iterator[tuple[int, Any, list[int]]]:
+    import pyarrow as pa
+
+    metadata = table.metadata
+    stop = metadata.num_rows if stop is None else stop
+    first = 0  # of the row group
+    for group in range(metadata.num_row_groups):
+        rows, size = _group_size(metadata, group, columns)
+        if first + rows > start and first < stop:
+            per_batch = max(1, min(rows, PARQUET_BATCH_BYTES * rows // max(size, 1)))
+            batches = table.iter_batches(
+                batch_size=per_batch, row_groups=[group], columns=columns, use_threads=False
+            )
+            row = first
+            while True:
+                try:
+                    batch = next(batches, None)
+                    sizes = _row_sizes(batch, pa) if batch is not None else []
+                except (pa.ArrowException, OSError, ValueError) as exc:  # a corrupt file
+                    raise InputError(f"cannot read it: {exc}", source=name) from None
+                if batch is None:
+                    break
+                if batch.nbytes > 2 * PARQUET_BATCH_BYTES + MAX_ROW_BYTES * batch.num_rows:
+                    raise InputError(
+                        f"row group {group + 1} takes far more than its metadata says once "
+                        "decompressed: this file is not read further",
+                        source=name,
+                    )
+                if row + batch.num_rows > start and row < stop:
+                    yield row, batch, sizes
+                row += batch.num_rows
+        first += rows
+        if first >= stop:
+            break
+
+
+def _row_sizes(batch: Any, pa: Any) -> list[int]:
+    """The bytes of text and binary each row of a batch holds, counted without decoding it."""
+    import pyarrow.compute as pc
+
+    total = None
+    for column in batch.columns:
+        if pa.types.is_dictionary(column.type) and _is_text(column.type.value_type, pa):
+            lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+        elif _is_text(column.type, pa):
+            lengths = pc.binary_length(column)
+        else:
+            continue
+        lengths = pc.fill_null(pc.cast(lengths, pa.int64()), 0)
+        total = lengths if total is None else pc.add(total, lengths)
+    return total.to_pylist() if total is not None else [0] * batch.num_rows
+
+
+def _group_size(metadata: Any, group: int, columns: list[str] | None) -> tuple[int, int]:
+    """A row group's rows, and the bytes its (chosen) columns take decompressed."""
+    found = metadata.row_group(group)
+    size = 0
+    for k in range(found.num_columns):
+        chunk = found.column(k)
+        if columns is None or chunk.path_in_schema.split(".")[0] in columns:
+            size += max(chunk.total_uncompressed_size, 0)
+    return found.num_rows, size
+
+
+def _megabytes(size: float) -> str:
+    return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size / 1024:,.0f} KB"
 
 
 def parquet_schema():

@@ -10,11 +10,13 @@ file itself (missing, a directory, not JSON at all, a CSV without an abstract co
 from __future__ import annotations
 
 import csv
+import datetime
 import itertools
 import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +27,7 @@ from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
 from .files import is_stdio, lines_of, open_input
 from .formats import BOM, FORMATS, csv_delimiter, detect_format, is_parquet
 from .jsonl import parse_json
-from .parquet import open_parquet
+from .parquet import open_parquet, parquet_batches, too_big
 from .tagged import is_tagged_object, tagged_from_object
 
 MAX_JSON_BYTES = 512 * 2**20
@@ -97,44 +99,90 @@ def read_parquet(
     source: str | Path, *, start: int = 0, stop: int | None = None
 ) -> Iterator[Paper | InputError]:
     """The papers of a Parquet file, one per row, rows ``start`` to ``stop`` (0-based, ``stop``
-    excluded): columns are fields, as in JSON Lines. A row that is no paper is an InputError
-    naming its record (row) number, 1-based."""
-    return _parquet_rows(open_parquet(source), str(source), start, stop)
+    excluded): columns are fields, as in JSON Lines. A row that is no paper, or holds a value
+    JSON cannot keep as it is, is an InputError naming its record (row) number, 1-based. The
+    file's sizes are checked now (io.parquet.parquet_batches): a bomb fails at once."""
+    name = str(source)
+    batches = parquet_batches(open_parquet(source), name, start=start, stop=stop)
+    return _parquet_rows(batches, name, start, stop)
 
 
 def _parquet_rows(
-    table: Any, name: str, start: int, stop: int | None
+    batches: Iterator[tuple[int, Any, list[int]]], name: str, start: int, stop: int | None
 ) -> Iterator[Paper | InputError]:
-    stop = table.metadata.num_rows if stop is None else stop
-    first = 0  # of the row group
-    for group in range(table.metadata.num_row_groups):
-        rows = table.metadata.row_group(group).num_rows
-        if first + rows > start and first < stop:
-            values = table.read_row_group(group).to_pylist()
-            for offset in range(max(start - first, 0), min(stop - first, rows)):
-                yield _json_paper(_plain(values[offset]), name, record=first + offset + 1)
-        first += rows
-        if first >= stop:
-            break
+    for first, batch, sizes in batches:
+        for offset, row in enumerate(_rows(batch, [too_big(size) for size in sizes])):
+            number = first + offset
+            if number < start or (stop is not None and number >= stop):
+                continue
+            if isinstance(row, str):
+                yield InputError(row, source=name, record=number + 1)
+                continue
+            try:
+                fields = {key: _plain(value, key) for key, value in row.items()}
+            except _Unkeepable as exc:
+                yield InputError(str(exc), source=name, record=number + 1)
+                continue
+            yield _json_paper(fields, name, record=number + 1)
 
 
-def _plain(value: Any) -> Any:
-    """A Parquet value as JSON would hold it: bytes as text, dates and decimals as strings and
-    numbers (fields that pass through must be writable as JSON)."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
+def _rows(batch: Any, big: list[str | None]) -> list[dict[str, Any] | str]:
+    """The rows of a batch as dicts, or, for a row that cannot be one, why: it is too big to
+    decode (``big``), or a map in it gives a key twice."""
+    if not any(big):
+        try:
+            return batch.to_pylist(maps_as_pydicts="strict")
+        except KeyError:  # a map gives a key twice: find its rows
+            pass
+    return [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
+
+
+def _one_row(batch: Any) -> dict[str, Any] | str:
+    """One row as a dict, or why it cannot be one."""
     try:
-        return float(value)  # Decimal
-    except (TypeError, ValueError):
+        return batch.to_pylist(maps_as_pydicts="strict")[0]
+    except KeyError as exc:
+        key = str(exc.args[0]).rsplit("duplicate key was ", 1)[-1].rstrip(").")
+        return f"a map gives the key {key} twice; JSON keeps one value a key"
+
+
+class _Unkeepable(ValueError):
+    """A Parquet value that no JSON value keeps as it is."""
+
+
+def _plain(value: Any, where: str) -> Any:
+    """A Parquet value as JSON holds it, exactly: structs and maps (with text keys) as objects,
+    lists as arrays, UTF-8 binary as text, decimals as their digits (``"1.10"``), dates and
+    times in ISO 8601. Anything else raises _Unkeepable: it would change on the way through
+    (NaN and infinities are refused by the Paper, as from JSON Lines)."""
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return value
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise _Unkeepable(
+                    f"field {where!r} is a map with {type(key).__name__} keys, and JSON keys are "
+                    "text: convert the keys to strings"
+                )
+        return {key: _plain(item, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{k}]") for k, item in enumerate(value)]
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Unkeepable(
+                f"field {where!r} holds binary data that is not UTF-8 text (byte "
+                f"0x{value[exc.start]:02X}), which JSON cannot hold: drop the column or encode it"
+            ) from None
+    if isinstance(value, Decimal):
         return str(value)
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
+    raise _Unkeepable(
+        f"field {where!r} holds a {type(value).__name__} value, which JSON has no type for: "
+        "drop the column or convert it to text or numbers"
+    )
 
 
 def read_line_range(

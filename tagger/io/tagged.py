@@ -21,10 +21,13 @@ from typing import Any, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ..errors import STDIN_NAME, InputError
+from ..errors import where as where_of
 from ..records import TaggedPaper
 from .files import is_stdio, lines_of, read_lines
 from .formats import is_parquet
-from .parquet import open_parquet
+from .parquet import open_parquet, parquet_batches, too_big
+from .parts import Incomplete, parts_to_read
+from .parts import part_files as part_files  # what a part directory holds, for its callers
 
 
 class TaxonomyIdentity(Protocol):
@@ -62,88 +65,119 @@ def cut_partial_line(path: Path) -> None:
 class TaggedLine:
     """One line of tagged output: where it is, its bytes (as written), and its record."""
 
-    number: int  # 1-based line number
+    number: int  # 1-based line number (row number, in a Parquet file)
     raw: bytes  # the line as in the file, ending in a newline
     record: TaggedPaper
     source: str = ""  # the file's name, as messages give it
+    row: bool = False  # a row of a Parquet file, not a line
+
+    def where(self) -> dict[str, Any]:
+        """Where the line is, as InputError takes it: its source and line (or record)."""
+        return {"source": self.source, ("record" if self.row else "line"): self.number}
 
 
 Skip = Callable[[InputError], None]
 
 
 def read_tagged(
-    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
+    source: str | Path,
+    *,
+    stdin: Iterable[bytes] | None = None,
+    skip: Skip | None = None,
+    incomplete: Incomplete | None = None,
 ) -> Iterator[TaggedPaper]:
-    """The records of tagged output: a file, or "-" for stdin (read once, as it streams).
+    """The records of tagged output: a file, or "-" for stdin (read once, as it streams), or a
+    part directory (io.parts: exactly the parts its manifest names, checked first).
 
     A line that is not tagged output raises :class:`InputError` with its number, or, given
     ``skip``, is passed to it and left out (the command line warns and goes on) once an earlier
-    line was read: a file whose first line is not tagged output is not tagged output.
+    line was read: a file whose first line is not tagged output is not tagged output. A part
+    directory that is not a whole run's output is refused, or, given ``incomplete``, its intact
+    parts are read and what is left out is passed to it.
     """
-    return (line.record for line in read_tagged_lines(source, stdin=stdin, skip=skip))
+    lines = read_tagged_lines(source, stdin=stdin, skip=skip, incomplete=incomplete)
+    return (line.record for line in lines)
 
 
 def read_tagged_lines(
-    source: str | Path, *, stdin: Iterable[bytes] | None = None, skip: Skip | None = None
+    source: str | Path,
+    *,
+    stdin: Iterable[bytes] | None = None,
+    skip: Skip | None = None,
+    incomplete: Incomplete | None = None,
 ) -> Iterator[TaggedLine]:
     """Each non-blank line of tagged output with its number and bytes (``filter`` copies them
     through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
     if is_stdio(source) and stdin is not None:
         return _parse_lines(lines_of(stdin, STDIN_NAME), STDIN_NAME, skip)
     if not is_stdio(source) and Path(source).is_dir():
-        return _read_parts(Path(source), skip)
+        parts = parts_to_read(Path(source), incomplete)
+        return (line for part in parts for line in read_tagged_lines(part, skip=skip))
     if not is_stdio(source) and is_parquet(source):
         return _parquet_lines(source, skip)
     name = STDIN_NAME if is_stdio(source) else str(source)
     return _parse_lines(read_lines(source), name, skip)
 
 
-def part_files(directory: Path) -> list[Path]:
-    """The parts of a `tagger tag --cluster` output directory, in order."""
-    return sorted(
-        path
-        for path in directory.iterdir()
-        if path.name.startswith("part-")
-        and path.suffix in (".jsonl", ".parquet")
-        and not path.name.endswith(".errors.jsonl")
-    )
-
-
-def _read_parts(directory: Path, skip: Skip | None) -> Iterator[TaggedLine]:
-    parts = part_files(directory)
-    if not parts:
-        raise InputError(
-            "is a directory, not a file, and holds no part files (part-00000.jsonl, ...) of "
-            "`tagger tag --cluster`",
-            source=str(directory),
-        )
-    return (line for part in parts for line in read_tagged_lines(part, skip=skip))
-
-
 def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine]:
+    import pyarrow as pa
+
     name = str(source)
     table = open_parquet(source)
-    if "record" not in table.schema_arrow.names:
+    schema = table.schema_arrow
+    if "record" not in schema.names:
         raise InputError(
             "a Parquet file without a 'record' column: not tagged output (run `tagger tag`)",
             source=name,
         )
-    return _parquet_records(table, name, skip)
+    kind = schema.field("record").type
+    kind = kind.value_type if pa.types.is_dictionary(kind) else kind  # open_parquet reads so
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise InputError(
+            f"its 'record' column holds {kind}, not text: not tagged output (tagger writes each "
+            "tagged line there as a string; run `tagger tag`)",
+            source=name,
+        )
+    return _parquet_records(parquet_batches(table, name, columns=["record"]), name, skip)
 
 
-def _parquet_records(table: Any, name: str, skip: Skip | None) -> Iterator[TaggedLine]:
-    number = 0
-    for batch in table.iter_batches(columns=["record"]):
-        raws = [(value or "").encode("utf-8") + b"\n" for value in batch.column(0).to_pylist()]
-        for raw in raws:
-            number += 1
-            yield from _parse_lines([raw], name, skip, first=number)
+def _parquet_records(
+    batches: Iterator[tuple[int, Any, list[int]]], name: str, skip: Skip | None
+) -> Iterator[TaggedLine]:
+    read = 0
+    for first, batch, sizes in batches:
+        column, big = batch.column(0), [too_big(size) for size in sizes]
+        if any(big):  # row by row, the big ones never decoded
+            values = [None if why else column[k].as_py() for k, why in enumerate(big)]
+        else:
+            values = column.to_pylist()
+        for offset, value in enumerate(values):
+            number = first + offset + 1
+            try:
+                if big[offset]:
+                    raise InputError(big[offset], source=name, record=number)
+                if value is None or not value.strip():
+                    raise InputError(
+                        f"its 'record' is {'null' if value is None else 'empty'}: no tagged "
+                        "line there (was the column written by another program?)",
+                        source=name,
+                        record=number,
+                    )
+                raw = value.encode("utf-8") + b"\n"
+                record = parse_tagged_line(raw, source=name, record=number)
+            except InputError as error:
+                if skip is None or not read:
+                    raise
+                skip(error)
+                continue
+            read += 1
+            yield TaggedLine(number, raw, record, name, row=True)
 
 
 def _parse_lines(
     lines: Iterable[bytes], name: str, skip: Skip | None, *, first: int = 1
 ) -> Iterator[TaggedLine]:
-    read = first - 1  # rows of a Parquet file come one call each
+    read = 0
     for number, raw in enumerate(lines, start=first):
         if not raw.strip():
             continue
@@ -166,6 +200,31 @@ def _parse_lines(
         yield TaggedLine(number, raw if raw.endswith(b"\n") else raw + b"\n", record, name)
 
 
+def repeated_ids(
+    lines: Iterable[T], warn: Callable[[str], None] | None, source: str
+) -> Iterator[T]:
+    """The records (or tagged lines), with a warning when a paper id comes again: the first
+    time with where, and at the end how many ids came more than once. Two copies of a part, or a
+    file given twice, count every paper twice."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for item in lines:
+        record = item.record if isinstance(item, TaggedLine) else item
+        paper_id = record.paper.id
+        if paper_id in seen:
+            if not repeated and warn is not None:
+                at = where_of(**item.where()) if isinstance(item, TaggedLine) else ""
+                warn(
+                    f"{at}paper id {paper_id!r} appears again in {source}; every line is read, "
+                    "so counts include it twice"
+                )
+            repeated.add(paper_id)
+        seen.add(paper_id)
+        yield item
+    if len(repeated) > 1 and warn is not None:
+        warn(f"{len(repeated):,} paper ids appear more than once in {source}")
+
+
 def same_taxonomy(
     records: Iterable[T], taxonomy: TaxonomyIdentity, warn: Callable[[str], None], source: str
 ) -> Iterator[T]:
@@ -186,12 +245,16 @@ def same_taxonomy(
         yield item
 
 
-def parse_tagged_line(raw: bytes, *, source: str, line: int) -> TaggedPaper:
+def parse_tagged_line(
+    raw: bytes, *, source: str, line: int | None = None, record: int | None = None
+) -> TaggedPaper:
     """One line of tagged output as its record, or an InputError that says why not."""
     try:
-        return TaggedPaper.model_validate_json(raw)
+        parsed = TaggedPaper.model_validate_json(raw)
     except ValidationError as exc:
-        raise _not_tagged(exc, source=source, line=line) from None
+        raise _not_tagged(exc, source=source, line=line, record=record) from None
+    _check_spans(parsed, source=source, line=line, record=record)
+    return parsed
 
 
 def is_tagged_object(value: Any) -> bool:
@@ -204,9 +267,47 @@ def tagged_from_object(
 ) -> TaggedPaper:
     """A parsed JSON object of tagged output as its record, or an InputError that says why not."""
     try:
-        return TaggedPaper.model_validate(value)
+        parsed = TaggedPaper.model_validate(value)
     except ValidationError as exc:
         raise _not_tagged(exc, source=source, line=line, record=record) from None
+    _check_spans(parsed, source=source, line=line, record=record)
+    return parsed
+
+
+def _check_spans(parsed: TaggedPaper, **where: Any) -> None:
+    """Refuse a line whose keyphrase spans or evidence do not lie in its paper's text (or whose
+    evidence is not the text it points at): retag and report read the text there."""
+    texts = {"title": parsed.paper.title or "", "abstract": parsed.paper.abstract}
+    for k, keyphrase in enumerate(parsed.keyphrases):
+        for m, span in enumerate(keyphrase.spans):
+            problem = _outside(span.field, span.start, span.end, texts[span.field])
+            if problem:
+                raise _bad_span(f"keyphrases.{k}.spans.{m}", problem, where)
+    for kind in ("tags", "facets"):
+        for k, tag in enumerate(getattr(parsed, kind)):
+            for m, evidence in enumerate(tag.evidence):
+                text = texts[evidence.field]
+                problem = _outside(evidence.field, evidence.start, evidence.end, text)
+                if problem is None and text[evidence.start : evidence.end] != evidence.text:
+                    problem = (
+                        f"its text {evidence.text[:40]!r} is not the {evidence.field}'s "
+                        f"characters {evidence.start:,} to {evidence.end:,}"
+                    )
+                if problem:
+                    raise _bad_span(f"{kind}.{k}.evidence.{m}", problem, where)
+
+
+def _outside(field: str, start: int, end: int, text: str) -> str | None:
+    if 0 <= start < end <= len(text):
+        return None
+    return (
+        f"characters {start:,} to {end:,} of the {field}, which has {len(text):,}: not in "
+        "this paper's text"
+    )
+
+
+def _bad_span(at: str, problem: str, where: dict[str, Any]) -> InputError:
+    return InputError(f"not a line of tagged JSONL: {at!r}: {problem}", **where)
 
 
 def _not_tagged(exc: ValidationError, **where: Any) -> InputError:

@@ -26,12 +26,18 @@ from ..io.files import STDIO, check_outputs, is_stdio, open_output
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
 from ..io.readers import iter_records
-from ..io.tagged import TaggedLine, cut_partial_line, read_tagged, read_tagged_lines
+from ..io.tagged import (
+    TaggedLine,
+    cut_partial_line,
+    read_tagged,
+    read_tagged_lines,
+    repeated_ids,
+)
 from ..language import vectors
 from ..records import Paper, Provenance, TaggedPaper
 from ..tagging.pipeline import Tagger
 from ..taxonomy.model import Taxonomy
-from ..taxonomy.rules import PATTERN_TIMEOUT
+from ..taxonomy.rules import PATTERN_TIMEOUT, RAN_OVER
 
 
 class RunWarning(UserWarning):
@@ -46,6 +52,7 @@ class RunSummary:
     resumed: int = 0  # complete lines already in the output when the run resumed
     rejected: int = 0  # records that could not be read
     duplicates: int = 0  # papers whose id an earlier paper of the run had
+    incomplete: int = 0  # part directories read without what is missing in them (retag)
     output: str | None = None  # None when writing to a stream
     errors: str | None = None
     verb: str = "tagged"  # what the run did to the papers: tagged, retagged
@@ -131,6 +138,7 @@ def retag_files(
     workers: int | None = 1,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    incomplete: bool = False,
 ) -> RunSummary:
     """Tag the papers of tagged output again with ``taxonomy``, without the embedding model:
     each line's keyphrases and vector are reused, and the line written is the one `tagger tag`
@@ -140,7 +148,10 @@ def retag_files(
     Only lines written by this version of tagger can be retagged, all with the same models and
     settings (those of the first line, which the run takes over); a line that cannot be (another
     version, other settings, no vector, not tagged output) is reported like a rejected record:
-    passed to ``warn``, written to ``errors``, counted in the summary.
+    passed to ``warn``, written to ``errors``, counted in the summary. A paper id that comes
+    again is warned of. A part directory that is not a whole run's output is refused before
+    anything is written, or with ``incomplete`` its intact parts are read, with a warning (and
+    ``summary.incomplete`` counts them).
     """
     warn = warn or _warn
     if is_stdio(output):
@@ -155,22 +166,34 @@ def retag_files(
     summary = RunSummary(
         output=str(path) if path else None, errors=str(errors) if errors else None, verb="retagged"
     )
+    report: IO[bytes] | None = None
+
+    def reject(error: InputError) -> None:
+        summary.rejected += 1
+        warn(f"skipped {error}")
+        if report:
+            try:
+                report.write(rejected_line(error))
+            except OSError as exc:
+                raise TaggerError(
+                    f"cannot write the errors report {errors}: {exc.strerror or exc}"
+                ) from None
+
+    def partial(error: InputError) -> None:
+        summary.incomplete += 1
+        warn(str(error))
+
+    # every input is opened (and a part directory checked) before anything is written
+    readers = [
+        read_tagged_lines(s, skip=reject, incomplete=partial if incomplete else None)
+        for s in inputs
+    ]
     with contextlib.ExitStack() as stack:
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         stream = _output_stream(stack, output, path)
-
-        def reject(error: InputError) -> None:
-            summary.rejected += 1
-            warn(f"skipped {error}")
-            if report:
-                try:
-                    report.write(rejected_line(error))
-                except OSError as exc:
-                    raise TaggerError(
-                        f"cannot write the errors report {errors}: {exc.strerror or exc}"
-                    ) from None
-
-        lines = itertools.chain.from_iterable(read_tagged_lines(s, skip=reject) for s in inputs)
+        lines = repeated_ids(
+            itertools.chain.from_iterable(readers), warn, " and ".join(map(str, inputs))
+        )
         first, config, lines = _first_retaggable(lines, reject)
         if first is None or config is None:  # nothing to retag: every line was reported
             _write([], path, stream, summary, None, resumable=False)
@@ -199,8 +222,7 @@ def _first_retaggable(
                 why = str(exc).splitlines()[0].removeprefix("TaggerConfig.__init__() ")
                 problem = InputError(
                     f"cannot retag: its settings are not this version's: {why}",
-                    source=line.source,
-                    line=line.number,
+                    **line.where(),
                     record_id=line.record.paper.id,
                 )
         reject(problem)
@@ -256,8 +278,7 @@ def _not_retaggable(
         return None
     return InputError(
         f"cannot retag: {why}",
-        source=line.source,
-        line=line.number,
+        **line.where(),
         record_id=record.paper.id,
     )
 
@@ -443,24 +464,36 @@ def _changed_fields(written: Paper, paper: Paper) -> str:
 
 
 class _TimeoutReport:
-    """Patterns that ran over their time limit: said once when first seen, counted at the end."""
+    """Patterns skipped for a paper, its time for patterns spent: each said once when first
+    seen, and counted at the end."""
 
     def __init__(self, tagger: Tagger, warn: Callable[[str], None]) -> None:
         self.tagger, self.warn, self.said = tagger, warn, set()
 
     def check(self) -> None:
-        for area, pattern in self.tagger.pattern_timeouts.keys() - self.said:
-            self.said.add((area, pattern))
-            self.warn(
-                f"pattern {pattern!r} of area {area!r} ran over {PATTERN_TIMEOUT} s on a paper "
-                "and was skipped for it (`tagger taxonomy lint` flags patterns that backtrack)"
-            )
+        for area, pattern, why in sorted(self.tagger.pattern_timeouts.keys() - self.said):
+            self.said.add((area, pattern, why))
+            if why == RAN_OVER:
+                self.warn(
+                    f"pattern {pattern!r} of area {area!r} ran over {PATTERN_TIMEOUT} s on a "
+                    "paper and was skipped for it (`tagger taxonomy lint` flags patterns that "
+                    "backtrack)"
+                )
+            else:
+                self.warn(
+                    f"pattern {pattern!r} of area {area!r} was skipped for a paper: the "
+                    f"patterns before it had used up the {PATTERN_TIMEOUT} s that all patterns "
+                    "share on each field of a paper (`tagger taxonomy lint` flags patterns that "
+                    "backtrack)"
+                )
 
     def finish(self) -> None:
         self.check()
-        counts: Counter = self.tagger.pattern_timeouts
-        for (area, pattern), papers in sorted(counts.items()):
-            self.warn(f"pattern {pattern!r} of area {area!r} was skipped for {papers:,} papers")
+        papers: Counter = Counter()
+        for (area, pattern, _), count in self.tagger.pattern_timeouts.items():
+            papers[area, pattern] += count
+        for (area, pattern), count in sorted(papers.items()):
+            self.warn(f"pattern {pattern!r} of area {area!r} was skipped for {count:,} papers")
 
 
 def _usable_workers(workers: int | None, warn: Callable[[str], None]) -> int:

@@ -52,7 +52,7 @@ class Tagger:
         self.config = config if config is not None else TaggerConfig()
         self._own_embedder = embedder
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
-        self._worker_timeouts: Counter[tuple[str, str]] = Counter()
+        self._worker_timeouts: Counter[tuple[str, str, str]] = Counter()
         self._retagging = False
         self._untouched_by: dict[str, Callable[[TaggedPaper], bool]] = {}  # by old taxonomy
 
@@ -133,9 +133,10 @@ class Tagger:
         )
 
     @property
-    def pattern_timeouts(self) -> Counter[tuple[str, str]]:
-        """(area, pattern) -> how many papers the pattern was skipped for, having run over its
-        time limit, in this process and its workers."""
+    def pattern_timeouts(self) -> Counter[tuple[str, str, str]]:
+        """(area, pattern, why) -> how many papers the pattern was skipped for, in this process
+        and its workers: it ran over the time a paper's patterns have (why: rules.RAN_OVER), or
+        the patterns before it had used it up (rules.NO_TIME_LEFT)."""
         rules = self.__dict__.get("rules")
         return self._worker_timeouts + (rules.timeouts if rules else Counter())
 
@@ -526,7 +527,9 @@ def _end_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="tagger-parent-watch").start()
 
 
-def _tag_in_worker(batch: list[Paper]) -> tuple[list[TaggedPaper], Counter[tuple[str, str]]]:
+def _tag_in_worker(
+    batch: list[Paper],
+) -> tuple[list[TaggedPaper], Counter[tuple[str, str, str]]]:
     assert _worker_tagger is not None, "worker was not started with _start_worker"
     results = _worker_tagger._batch(batch)
     timeouts = Counter(_worker_tagger.rules.timeouts)

@@ -26,6 +26,7 @@ simply read again.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -95,14 +96,16 @@ class Untouched:
             for stems, adjacent in self.phrases.items()
         ):
             return False
-        try:
-            return not any(
-                pattern.search(field, timeout=PATTERN_TIMEOUT)
-                for pattern in self.patterns
-                for field in (paper.title or "", paper.abstract)
-            )
-        except TimeoutError:
-            return False
+        for field in (paper.title or "", paper.abstract):
+            deadline = time.monotonic() + PATTERN_TIMEOUT  # as rules.RuleSet spends it
+            for pattern in self.patterns:
+                left = deadline - time.monotonic()
+                try:
+                    if left <= 0 or pattern.search(field, timeout=left):
+                        return False
+                except TimeoutError:
+                    return False
+        return True
 
 
 RULES = ("aliases", "cues", "acronyms", "patterns", "exclude", "requires")

@@ -35,7 +35,10 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
 MAX_TAXONOMY_BYTES = 64 * 2**20  # the shipped taxonomy is under 1 MB
 
 
-def _load(path: Path, extending: tuple[Path, ...]) -> Taxonomy:
+def _load(
+    path: Path, extending: tuple[Path, ...], base: tuple[Origin, str] | None = None
+) -> Taxonomy:
+    """The taxonomy at ``path``; ``base``: where an overlay extends it, and how (see _base)."""
     try:
         if path.exists() and not path.is_dir() and not path.is_file():
             raise TaxonomyError([f"{path}: is not a regular file (a device or a pipe?)"])
@@ -50,7 +53,7 @@ def _load(path: Path, extending: tuple[Path, ...]) -> Taxonomy:
         raise TaxonomyError([f"{path}: is a directory, not a taxonomy file"]) from None
     except OSError as exc:
         raise TaxonomyError([f"{path}: cannot be read: {exc.strerror}"]) from None
-    return _parse(raw, str(path), path.parent, (*extending, path.resolve()))
+    return _parse(raw, str(path), path.parent, (*extending, path.resolve()), base)
 
 
 def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
@@ -70,8 +73,22 @@ MAX_EXTENDS = 16  # overlays of overlays: a chain this long is a mistake
 BUILTIN = "builtin"  # `extends: builtin`: the taxonomy shipped with tagger
 
 
-def _parse(raw: bytes | str, source: str, directory: Path, extending: tuple[Path, ...]) -> Taxonomy:
-    data, lines = read_yaml(raw, source)
+def _parse(
+    raw: bytes | str,
+    source: str,
+    directory: Path,
+    extending: tuple[Path, ...],
+    base: tuple[Origin, str] | None = None,
+) -> Taxonomy:
+    if base is None:
+        data, lines = read_yaml(raw, source)
+    else:  # what an overlay extends: nothing of it is shown before it proves a taxonomy
+        try:
+            data, lines = read_yaml(raw, source)
+        except TaxonomyError:
+            data, lines = None, {}
+        if not _is_taxonomy(data):
+            raise TaxonomyError([_not_a_taxonomy(*base, source)])
     if not isinstance(data, dict):
         raise TaxonomyError([f"{source}: expected a mapping with 'version' and 'areas' at the top"])
     if "extends" in data:
@@ -87,6 +104,27 @@ def _parse(raw: bytes | str, source: str, directory: Path, extending: tuple[Path
     if problems:
         raise TaxonomyError(problems)
     return build_taxonomy(parsed.version, parsed.areas, source, origins)
+
+
+def _is_taxonomy(data: Any) -> bool:
+    """Whether a YAML document is a taxonomy (a mapping with 'version' and 'areas') or an
+    overlay (a mapping with 'extends'), by its top-level keys alone."""
+    return isinstance(data, dict) and ("extends" in data or {"version", "areas"} <= data.keys())
+
+
+def _not_a_taxonomy(where: Origin, extends: str, source: str) -> str:
+    return (
+        f"{where}: extends {extends!r}, and {source} is not a taxonomy: {_EXTENDS_RULE}; nothing "
+        f"of what it holds is shown (if it is your taxonomy, `tagger taxonomy check --taxonomy "
+        f"{source}` says what is wrong with it)"
+    )
+
+
+_EXTENDS_RULE = (
+    "an overlay extends 'builtin', or a YAML file (.yaml or .yml) whose top level is a mapping "
+    "with 'version' and 'areas' (a taxonomy) or with 'extends' (another overlay)"
+)
+_YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def _overlay(
@@ -115,7 +153,12 @@ def _overlay(
 
 
 def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, ...]) -> Taxonomy:
+    """What an overlay extends: 'builtin', or a taxonomy file (by its name's extension, then by
+    its content; a file that is none is refused without a word of what it holds, since an
+    overlay can name any path: /etc/shadow, ../../secrets)."""
     path = default_taxonomy_path() if extends == BUILTIN else directory / extends
+    if extends != BUILTIN and path.suffix.lower() not in _YAML_SUFFIXES:
+        raise TaxonomyError([f"{where}: extends {extends!r}: {_EXTENDS_RULE}"])
     if path.resolve() in extending:
         chain = " -> ".join(p.name for p in (*extending, path.resolve()))
         raise TaxonomyError([f"{where}: extends {extends!r}, which leads back to itself ({chain})"])
@@ -128,4 +171,4 @@ def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, .
         raise TaxonomyError(
             [f"{where}: extends {extends!r}, and {path} {what} ('builtin' is the shipped taxonomy)"]
         )
-    return _load(path, extending)
+    return _load(path, extending, base=(where, extends))

@@ -9,6 +9,7 @@ under a time limit.
 from __future__ import annotations
 
 import bisect
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,10 @@ from ..records import Keyphrase
 from .model import Taxonomy
 
 # Patterns run on the `regex` engine, which defuses most catastrophic backtracking, under a
-# time limit per paper and field for the rest.
+# time limit per paper and field for the rest: all of an area's patterns, and all areas', share it.
 PATTERN_TIMEOUT = 0.5
+RAN_OVER = "ran over"  # a pattern skipped for a paper: it ran past the time left
+NO_TIME_LEFT = "no time left"  # or the patterns before it had used up the paper's time
 
 
 @dataclass(slots=True)
@@ -95,8 +98,9 @@ class RuleSet:
         requirements: dict[tuple[str, ...], set[str]] = defaultdict(set)
         acronyms: dict[str, list[Rule]] = defaultdict(list)
         self._patterns: list[tuple[Rule, regex.Pattern[str]]] = []
-        # (area, pattern) -> papers it was skipped for, having run over PATTERN_TIMEOUT
-        self.timeouts: Counter[tuple[str, str]] = Counter()
+        # (area, pattern, RAN_OVER or NO_TIME_LEFT) -> papers it was skipped for, the paper's
+        # PATTERN_TIMEOUT spent
+        self.timeouts: Counter[tuple[str, str, str]] = Counter()
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
@@ -195,15 +199,23 @@ class RuleSet:
         return hits, vetoes, met
 
     def _match_patterns(self, analysis: Analysis, sentences: _Sentences) -> list[Hit]:
-        hits, skipped = [], set()
+        """Hits of the patterns, which share PATTERN_TIMEOUT per field of the paper: once it is
+        spent, the pattern running is stopped and the rest are skipped, each said in
+        :attr:`timeouts`."""
+        hits, skipped = [], {}
         for field, text in (("title", analysis.title), ("abstract", analysis.abstract)):
             if not text:
                 continue
+            deadline = time.monotonic() + PATTERN_TIMEOUT
             for rule, compiled in self._patterns:
+                left = deadline - time.monotonic()
+                if left <= PATTERN_TIMEOUT / 100:  # a clock's tick: the time is spent
+                    skipped.setdefault((rule.area, rule.text), NO_TIME_LEFT)
+                    continue
                 try:
-                    found = list(compiled.finditer(text, timeout=PATTERN_TIMEOUT))
+                    found = list(compiled.finditer(text, timeout=left))
                 except TimeoutError:
-                    skipped.add((rule.area, rule.text))
+                    skipped[(rule.area, rule.text)] = RAN_OVER
                     continue
                 for m in found:
                     if m.end() > m.start():
@@ -218,7 +230,7 @@ class RuleSet:
                                 sentences.at(field, m.start()),
                             )
                         )
-        self.timeouts.update(skipped)
+        self.timeouts.update((area, text, why) for (area, text), why in skipped.items())
         return hits
 
     def _match_keyphrases(
