@@ -26,6 +26,13 @@ from .files import sha256
 
 MANIFEST = "manifest.json"
 PART_FORMATS = ("jsonl", "parquet")
+
+
+def part_name(index: int) -> str:
+    """The name a partition's files start with: ``part-00007``."""
+    return f"part-{index:05d}"
+
+
 _PART_NAME = re.compile(r"part-\d{5,}\.(?:jsonl|parquet)")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -78,7 +85,7 @@ def parts_to_read(directory: Path, incomplete: Incomplete | None = None) -> list
         checks = {index: _done_sha256(directory, index) for index in expected}
     intact, problems = [], []
     for index in expected:
-        path = directory / f"part-{index:05d}.{part_format}"
+        path = directory / f"{part_name(index)}.{part_format}"
         digest = checks.get(index)
         if digest is None:
             problems.append(f"{path.name} is not done")
@@ -106,6 +113,22 @@ def parts_to_read(directory: Path, incomplete: Incomplete | None = None) -> list
     return intact
 
 
+def load_manifest(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A manifest file's content, or what is wrong with it as words that follow its name ("is
+    not JSON (...)", "has no fingerprint ..."): an object with a ``fingerprint`` object, what
+    every reader of a manifest needs (the cluster's ``--resume`` among them). OSError reaches
+    the caller."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return None, f"is not JSON ({str(exc).splitlines()[0][:80]})"
+    if not isinstance(data, dict):
+        return None, f"holds a JSON {type(data).__name__}, not a manifest's object"
+    if not isinstance(data.get("fingerprint"), dict):
+        return None, "has no fingerprint (the inputs and configuration of its run)"
+    return data, None
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     """The manifest of a part directory, checked for what the readers use of it: its
     ``fingerprint``'s ``part_format`` and ``partitions`` (each with its ``index``),
@@ -113,12 +136,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     Raises InputError, in one line, for anything else (a file edited by hand, or cut short)."""
     path = directory / MANIFEST
     try:
-        data = json.loads(path.read_bytes())
+        data, fault = load_manifest(path)
     except OSError as exc:
         raise InputError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
-    except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
-        raise InputError(f"not valid JSON ({exc}): {_REWRITE}", source=str(path)) from None
-    problem = _manifest_problem(data)
+    problem = fault or _manifest_problem(data)
     if problem:
         raise InputError(f"{problem}: {_REWRITE}", source=str(path))
     return data
@@ -128,11 +149,7 @@ _REWRITE = "not a manifest tagger wrote (run the tagging again into a new direct
 
 
 def _manifest_problem(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return "expected a JSON object"
-    fingerprint = data.get("fingerprint")
-    if not isinstance(fingerprint, dict):
-        return "'fingerprint' is not an object"
+    fingerprint = data["fingerprint"]
     if fingerprint.get("part_format") not in PART_FORMATS:
         return f"'fingerprint.part_format' is not one of {', '.join(PART_FORMATS)}"
     partitions = fingerprint.get("partitions")
@@ -169,7 +186,7 @@ def _is_index(value: Any) -> bool:
 def _done_sha256(directory: Path, index: int) -> str | None:
     """The sha256 a partition's ``done`` file records, if it has one that can be read."""
     try:
-        done = json.loads((directory / f"part-{index:05d}.done.json").read_bytes())
+        done = json.loads((directory / f"{part_name(index)}.done.json").read_bytes())
     except (OSError, ValueError):
         return None
     digest = done.get("sha256") if isinstance(done, dict) else None

@@ -141,19 +141,36 @@ def _parquet_lines(source: str | Path, skip: Skip | None) -> Iterator[TaggedLine
     return _parquet_records(parquet_batches(table, name, columns=["record"]), name, skip)
 
 
+def _text(column: Any, k: int) -> str | None | UnicodeDecodeError:
+    """Row ``k`` of a text column, or the error that decoding it raised."""
+    try:
+        return column[k].as_py()
+    except UnicodeDecodeError as exc:
+        return exc
+
+
 def _parquet_records(
     batches: Iterator[tuple[int, Any, list[int]]], name: str, skip: Skip | None
 ) -> Iterator[TaggedLine]:
     read = 0
     for first, batch, sizes in batches:
         column, big = batch.column(0), [too_big(size) for size in sizes]
-        if any(big):  # row by row, the big ones never decoded
-            values = [None if why else column[k].as_py() for k, why in enumerate(big)]
-        else:
-            values = column.to_pylist()
+        try:
+            values = None if any(big) else column.to_pylist()
+        except UnicodeDecodeError:
+            values = None
+        if values is None:  # row by row: the big ones never decoded, a damaged one said so
+            values = [None if why else _text(column, k) for k, why in enumerate(big)]
         for offset, value in enumerate(values):
             number = first + offset + 1
             try:
+                if isinstance(value, UnicodeDecodeError):
+                    raise InputError(
+                        f"cannot read it: its 'record' is not UTF-8 text ({value.reason} at byte "
+                        f"{value.start:,}): the file is damaged",
+                        source=name,
+                        record=number,
+                    )
                 if big[offset]:
                     raise InputError(big[offset], source=name, record=number)
                 if value is None or not value.strip():

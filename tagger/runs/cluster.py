@@ -36,12 +36,11 @@ from ..errors import InputError, InputNotice, TaggerError
 from ..io.files import sha256
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
+from ..io.parts import MANIFEST, load_manifest
 from ..io.readers import iter_records
 from ..taxonomy.model import Taxonomy
 from .connection import connect, reachable
 from .partitions import PARTITION_SIZE, Partition, expand, plan, read_partition
-
-MANIFEST = "manifest.json"
 
 
 @dataclass
@@ -223,15 +222,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise TaggerError(
             f"cannot resume: {directory} holds no {MANIFEST} (no run was started there)"
         )
-    fault = None
-    try:
-        written = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        written, fault = None, f"is not JSON ({str(exc).splitlines()[0][:80]})"
-    if fault is None and not isinstance(written, dict):
-        fault = f"holds a JSON {type(written).__name__}, not a manifest's object"
-    elif fault is None and not isinstance(written.get("fingerprint"), dict):
-        fault = "has no fingerprint (the inputs and configuration of its run)"
+    written, fault = load_manifest(path)  # io.parts owns the manifest's format
     if fault:
         raise TaggerError(
             f"cannot resume: {path} {fault}, so nothing shows which run wrote {directory}; "

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import InputError, InputNotice
 from ..io.files import open_input
 from ..io.jsonl import dumps
+from ..io.parts import part_name
 from ..io.readers import iter_records, read_line_range, read_parquet
 
 PARTITION_SIZE = 10_000  # records a partition holds at most
@@ -51,7 +52,7 @@ class Partition:
 
     @property
     def name(self) -> str:
-        return f"part-{self.index:05d}"
+        return part_name(self.index)
 
     @property
     def extent(self) -> str:
