@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Regenerate docs/evaluation.md: `tagger eval` on every labelled file of ../shared/data and on the
+# Regenerate docs/evaluation.md: `tagger eval` on every labelled file of data/ and on the
 # judged set (judged/).
 # Usage: bash docs/make_eval.sh [DATA_DIR]   (run from the repository root, with tagger installed)
 set -euo pipefail
-data=${1:-../shared/data}
+data=${1:-data}
 out=docs/evaluation.md
 tmp=$(mktemp -d)
 {

@@ -223,6 +223,40 @@ def mean_keyphrase_f1(runs: Iterable[tuple[Sequence[str], Sequence[str]]], k: in
 # --- running an evaluation over a file ---------------------------------------------------------
 
 
+def top_shape(keyphrases: Sequence[Sequence[str]], k: int = 5) -> dict[str, float]:
+    """How the first ``k`` keyphrases of each paper say things twice or say little: the share
+    of them that are one word, the share contained in another of them (Porter-stemmed words),
+    and the share of papers whose first ``k`` hold an acronym and its expansion."""
+    from ..language.text import spells
+
+    phrases = singles = contained = papers = pairs = 0
+    for listed in keyphrases:
+        top = [p for p in listed[:k] if p.strip()]
+        if not top:
+            continue
+        papers += 1
+        phrases += len(top)
+        singles += sum(len(p.split()) == 1 for p in top)
+        stems = [f" {stem_phrase(p)} " for p in top]
+        contained += sum(
+            any(stems[n] in other for m, other in enumerate(stems) if m != n)
+            for n in range(len(top))
+        )
+        pairs += any(
+            len(a.split()) == 1
+            and len(b.split()) > 1
+            and a.lower() not in b.lower().replace("-", " ").split()
+            and spells(a, b.split())
+            for a in top
+            for b in top
+        )
+    return {
+        "single_words": round(singles / phrases, 4) if phrases else 0.0,
+        "contained": round(contained / phrases, 4) if phrases else 0.0,
+        "acronym_and_expansion": round(pairs / papers, 4) if papers else 0.0,
+    }
+
+
 @dataclass
 class Evaluation:
     source: str
@@ -230,7 +264,7 @@ class Evaluation:
     gold_field: str
     papers: int  # papers with a gold label
     areas: list[AreaReport]
-    keyphrases: dict[str, dict[str, float]]  # system -> {"F1@5": ., "F1@10": .}
+    keyphrases: dict[str, dict[str, float]]  # system -> {"F1@5": ., "F1@10": ., top_shape}
     keyword_papers: int
     seconds: float | None = None  # time spent tagging, when this run tagged
 
@@ -363,6 +397,7 @@ def evaluate_records(
             f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold_keywords, strict=True), k), 4)
             for k in (5, 10)
         }
+        | top_shape(predicted)
         for name, predicted in systems.items()
     }
     return Evaluation(
@@ -442,11 +477,15 @@ def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
             f"Keyphrases against author keywords ({e.keyword_papers} papers, "
             "Porter-stemmed exact match):",
             "",
-            "| system | F1@5 | F1@10 |",
-            "| --- | --- | --- |",
+            "| system | F1@5 | F1@10 | first 5: one word | contained in another | papers with an "
+            "acronym and its expansion |",
+            "| --- | --- | --- | --- | --- | --- |",
         ]
-        for name, scores in e.keyphrases.items():
-            lines.append(f"| {name} | {scores['F1@5']:.3f} | {scores['F1@10']:.3f} |")
+        for name, s in e.keyphrases.items():
+            lines.append(
+                f"| {name} | {s['F1@5']:.3f} | {s['F1@10']:.3f} | {s['single_words']:.3f} | "
+                f"{s['contained']:.3f} | {s['acronym_and_expansion']:.3f} |"
+            )
     for r in areas:
         lines += [
             "",

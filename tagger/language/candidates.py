@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..records import Span
-from .text import Analysis, Token, acronym_singular, is_acronym
+from .text import Analysis, Token, acronym_singular, citations, is_acronym
 
 _HEAD = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"ADJ", "NOUN", "PROPN"})
@@ -231,9 +231,10 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
     writes 'graph neural networks' alone)."""
     found: dict[str, Candidate] = {}
     inner: list[tuple[list[Token], int]] = []  # parts that stop before a run's head
+    cited = {field: citations(analysis.text_of(field)) for field in ("title", "abstract")}
     for offset, run in _runs(analysis.words):
         head = _head(run)
-        if head is None:
+        if head is None or _in_citation(run[0], cited):
             continue
         for phrase, start in _tails(run, head + 1, max_words):
             key = _key(phrase, analysis)
@@ -256,6 +257,12 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
         candidate.spans = [candidate.spans[k] for k in order]
         candidate.sentences = [candidate.sentences[k] for k in order]
     return found
+
+
+def _in_citation(token: Token, cited: dict[str, list[tuple[int, int]]]) -> bool:
+    """A venue, an author or a year of a citation ('(Spielman and Teng, SODA 2004)') names no
+    topic of the paper."""
+    return any(start <= token.start < end for start, end in cited[token.field])
 
 
 def _runs(words: list[Token]) -> Iterator[tuple[int, list[Token]]]:

@@ -34,7 +34,7 @@ from .context import Context
 from .embedders import CachedEmbedder, Embedder
 from .imports import without
 from .specificity import Specificity
-from .text import Analysis, is_acronym
+from .text import Analysis, is_acronym, spells
 from .trees import Trees
 
 # What the acceptance model reads about a candidate; :func:`features` computes each.
@@ -196,7 +196,7 @@ class KeyphraseExtractor:
                         score=round(p, 4),
                         spans=found[key].spans,
                     )
-                    for p, key in _choose(ranked, found, vectors, self.config)
+                    for p, key in _choose(ranked, found, vectors, self.config, analysis)
                 ]
             )
         return results
@@ -355,14 +355,18 @@ def _choose(
     found: dict[str, Candidate],
     vectors: dict[str, np.ndarray],
     config: TaggerConfig,
+    analysis: Analysis,
 ) -> list[tuple[float, str]]:
     """The ``top_n`` keyphrases, most likely first: without a phrase that overlaps one already
-    chosen (see :func:`_overlap`), and with ``diversity > 0`` picked by Maximal Marginal
+    chosen (see :func:`_overlap`) nor an acronym beside a phrase it spells ('EvoCF' and
+    'Evolutionary Counterfactual Planning': one term said twice, the likelier kept; see
+    :func:`_spelled`), and with ``diversity > 0`` picked by Maximal Marginal
     Relevance over the best 40: each pick maximises ``(1 - diversity) * p - diversity *
     (similarity to the closest phrase already picked)``."""
     pool = ranked[:40]
     if not pool:
         return []
+    shown = cache(lambda key: surface(found[key], analysis))
     matrix = np.stack([vectors[key] for _, key in pool])
     similarity = matrix @ matrix.T
     chosen: list[int] = []
@@ -374,7 +378,11 @@ def _choose(
             key=lambda k: ((1 - config.diversity) * pool[k][0] - config.diversity * closest[k], -k),
         )
         left.discard(best)
-        if any(_overlap(pool[best], pool[k], found) for k in chosen):
+        if any(
+            _overlap(pool[best], pool[k], found)
+            or _spelled(shown(pool[best][1]), shown(pool[k][1]))
+            for k in chosen
+        ):
             continue
         chosen.append(best)
         closest = np.maximum(closest, similarity[best])
@@ -403,6 +411,18 @@ def _overlap(a: tuple[float, str], b: tuple[float, str], found: dict[str, Candid
 
     alone = [s for s in found[short].spans if not _within(s, found[long].spans)]
     return len(alone) < _ALONE
+
+
+def _spelled(a: str, b: str) -> bool:
+    """One is an acronym of the other's words ('SDCP', 'Style Decomposition'; 'EvoCF',
+    'Evolutionary Counterfactual Planning'), as text.spells reads it."""
+    return any(
+        " " not in short
+        and " " in long
+        and short.lower() not in long.lower().split()
+        and spells(short, long.split())
+        for short, long in ((a, b), (b, a))
+    )
 
 
 def _within(span: Span, spans: list[Span]) -> bool:

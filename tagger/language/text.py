@@ -94,11 +94,18 @@ def acronym_singular(token_text: str) -> str:
 
 
 def is_acronym(token_text: str) -> bool:
-    """Two or more capitals, a short word: 'GNN', 'LLMs', 'RLHF', 'GPT-4' is not one token."""
+    """Two or more capitals, a short word: 'GNN', 'LLMs', 'RLHF', and hyphenated ones the paper
+    writes as one: 'COP-Q', 'Ad-SVGD'."""
     core = acronym_singular(token_text)
-    capitals = sum(ch.isupper() for ch in core)
+    letters = core.replace("-", "")
+    capitals = sum(ch.isupper() for ch in letters)
     return (
-        2 <= len(core) <= 10 and capitals >= 2 and capitals >= len(core) / 2 and core[0].isalpha()
+        2 <= len(letters) <= 10
+        and capitals >= 2
+        and capitals >= len(letters) / 2
+        and core[0].isalpha()
+        and "--" not in core
+        and not core.endswith("-")
     )
 
 
@@ -206,12 +213,24 @@ class Analysis:
         source = self.title if span.field == "title" else self.abstract
         return source[span.start : span.end]
 
+    def text_of(self, field: str) -> str:
+        return self.title if field == "title" else self.abstract
+
     def surface(self, span: Span | Evidence) -> str:
-        """The words a span covers as a reader sees them: markup stripped, spaces collapsed."""
+        """The words a span covers as a reader sees them: markup stripped, spaces collapsed, and
+        capitals that emphasis marked inside a lower-case word lowered ('knowl**E**dge
+        distillatio**N**' is shown 'knowledge distillation'; 'PixArt' and 'iPhone' stay)."""
         text, origin = self.cleaned[span.field]
         start, end = bisect_left(origin, span.start), bisect_left(origin, span.end)
-        return " ".join(text[start:end].split())
+        words = text[start:end].split()
+        if end - start == span.end - span.start:  # no markup inside the span
+            return " ".join(words)
+        return " ".join(w.lower() if _MARKED_CAPITALS.fullmatch(w) else w for w in words)
 
+
+# A lower-case word with capitals after its second letter: the letters an acronym was made of,
+# marked in bold ('knowlEdge', 'distillatioN').
+_MARKED_CAPITALS = re.compile(r"[a-z]{2,}[A-Z][A-Za-z]*")
 
 # Emphasis and formatting marks, read as nothing: the words inside them are kept ("**D**igraph
 # knowl**E**dge" is read "Digraph knowlEdge"). LaTeX text commands lose the command and its
@@ -228,6 +247,18 @@ _MARKUP = re.compile(
     r"|</?(?:i|b|em|strong|sup|sub|u|code|tt|br|p|span|small|mark)\b[^<>]{0,200}>",
     re.IGNORECASE,
 )
+
+
+# A citation in brackets: an 'et al.', a year or a venue's two-digit year inside ('(Spielman and
+# Teng, SODA 2004)', '[Chen et al., STOC'22]', '(NeurIPS 2023)').
+_CITATION = re.compile(
+    r"[(\[][^()\[\]]{0,200}?(?:\bet al\b|\b(?:19|20)\d\d[a-z]?\b|'\d\d\b)[^()\[\]]{0,200}[)\]]"
+)
+
+
+def citations(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` cites: the spans of bracketed citations."""
+    return [m.span() for m in _CITATION.finditer(text)]
 
 
 def strip_markup(text: str) -> tuple[str, list[int]]:
@@ -328,20 +359,49 @@ def find_acronyms(words: list[Token]) -> dict[str, tuple[str, ...]]:
     """
     found: dict[str, tuple[str, ...]] = {}
     for i in range(1, len(words) - 1):
-        if words[i - 1].text != "(" or words[i + 1].text != ")" or not is_acronym(words[i].text):
+        if words[i - 1].text != "(":
             continue
-        short = acronym_singular(words[i].text)
-        window_start = max(0, i - 1 - min(len(short) + 5, 2 * len(short)))
+        end = i + 1  # 'COP-Q' is two words glued by a hyphen: one acronym
+        while end < len(words) and words[end].joined:
+            end += 1
+        text = "-".join(w.text for w in words[i:end])
+        if end >= len(words) or words[end].text != ")" or not is_acronym(text):
+            continue
+        short = acronym_singular(text)
+        letters = sum(ch.isalpha() for ch in short)
+        window_start = max(0, i - 1 - min(letters + 5, 2 * letters))
         window = words[window_start : i - 1]
         # the long form may not reach back across other brackets or sentence ends
         for k in range(len(window) - 1, -1, -1):
             if not window[k].is_word or window[k].sentence != words[i].sentence:
                 window = window[k + 1 :]
                 break
-        long_form = _best_long_form(short, [w.text for w in window])
+        # a hyphenated compound is one word of the long form: 'Test-Time Adaptation (TTA)'
+        units: list[list[Token]] = []
+        for word in window:
+            if word.joined and units:
+                units[-1].append(word)
+            else:
+                units.append([word])
+        long_form = _best_long_form(short, ["-".join(w.text for w in unit) for unit in units])
         if long_form:
-            found.setdefault(short, tuple(w.norm for w in window[-long_form:]))
+            found.setdefault(short, tuple(w.norm for unit in units[-long_form:] for w in unit))
     return found
+
+
+def spells(short: str, words: list[str]) -> bool:
+    """Whether ``words``, all of them, are a long form of the acronym ``short`` (Schwartz &
+    Hearst's letters in order, the first word starting with the first letter): 'TTA' and
+    ['test-time', 'adaptation'], 'HATE' and ['Hunger', 'Game', 'Debate'], 'CAFL' and
+    ['Constraint-Aware', 'Federated', 'Learning']."""
+    parts = [p for word in words for p in word.replace("-", " ").split()]
+    if not parts or not is_acronym(short):
+        return False
+    letters = "".join(ch.lower() for ch in acronym_singular(short) if ch.isalpha())
+    if "".join(p[0].lower() for p in parts) == letters:
+        return True  # the initials: 'TTA', 'test-time adaptation'
+    first = parts[0][0].lower() == letters[0]
+    return first and _best_long_form(short, parts) > 0 and len(parts) <= len(letters) + 1
 
 
 def _best_long_form(short: str, words: list[str]) -> int:

@@ -85,10 +85,22 @@ def test_markup_is_read_as_nothing_and_spans_point_into_the_original(nlp):
     found = candidates(analysis, max_words=3)
     graph = found["digraph knowledge graph"]
     assert analysis.text(graph.spans[0]) == "D**igraph knowl**E**dge graphs"
-    assert analysis.surface(graph.spans[0]) == "Digraph knowlEdge graphs"
+    assert analysis.surface(graph.spans[0]) == "Digraph knowledge graphs"  # the bold letters of DKG
     memory = found["parametric memory"]
     assert analysis.surface(memory.spans[0]) == "Parametric Memory"
     assert "vivo imaging" in found and not any("*" in key or "textit" in key for key in found)
+
+
+def test_a_citation_gives_no_candidate(nlp):
+    """Venues, authors and years in a bracketed citation are no keyphrases ('SODA', 'Teng')."""
+    text = (
+        "Building on sparsifiers (Spielman and Teng, SODA 2004) and expanders [Chen et al., "
+        "STOC'22], we give a faster max-flow algorithm for directed graphs (NeurIPS 2023), "
+        "evaluated on CIFAR-10 (a standard benchmark)."
+    )
+    found = candidates(_analysis(nlp, text), max_words=4)
+    assert {"sparsifier", "expander", "directed graph", "cifar-10"} <= set(found)
+    assert not {"soda", "spielman", "teng", "chen et al", "stoc'22", "neurip"} & set(found)
 
 
 def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
@@ -183,3 +195,27 @@ def test_a_phrase_that_only_adds_a_generic_head_is_never_listed_beside_it():
     assert _overlap((0.95, "federated learning"), (0.9, "federated learning framework"), found)
     assert _overlap((0.9, "federated learning method"), (0.95, "federated learning"), found)
     assert not _overlap((0.9, "federated learning"), (0.9, "graph neural network"), found)
+
+
+def test_an_acronym_is_never_listed_beside_a_phrase_it_spells(nlp, embedder):
+    """The paper's definition makes an acronym and its long form one candidate; an acronym of
+    a phrase's initials it never defines ('EvoCF' beside 'Evolutionary Counterfactual Planning')
+    is caught when listing, the likelier kept."""
+    from tagger.language.keyphrases import _spelled
+    from tagger.language.text import spells
+
+    assert _spelled("EvoCF", "Evolutionary Counterfactual Planning")
+    assert _spelled("test-time adaptation", "TTA")
+    assert not _spelled("TTA", "graph neural networks")
+    assert not _spelled("LoRA", "LoRA adapters")  # contained, not spelled: see _overlap
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    docs = [
+        "We propose EvoCF, which plans by Evolutionary Counterfactual Planning: EvoCF evolves "
+        "counterfactual plans for multi-agent collaboration, and Evolutionary Counterfactual "
+        "Planning beats every baseline on multi-agent collaboration benchmarks.",
+        ABSTRACT,
+    ]
+    for phrases in extractor.extract(docs, [_analysis(nlp, d) for d in docs]):
+        texts = [k.text for k in phrases]
+        for a in texts:
+            assert not any(" " not in a and spells(a, b.split()) for b in texts if " " in b), texts
