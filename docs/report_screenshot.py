@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tagged", type=Path, help="Tagged output to show (default: the examples)")
     parser.add_argument("-o", "--output", type=Path, default=ROOT / "docs" / "report.png")
     args = parser.parse_args(argv)
+    output = args.output.resolve()
     with tempfile.TemporaryDirectory(prefix="tagger-report-") as tmp:
         tagged = args.tagged
         if tagged is None:
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             tagger("tag", *(str(p.relative_to(ROOT)) for p in papers), "-o", str(tagged))
         page = Path(tmp) / "report.html"
         tagger("report", str(tagged.resolve()), "-o", str(page), "--title", TITLE)
-        screenshot(page, args.output)
+        screenshot(page, output)
     print(f"{args.output}: {VIEWPORT['width']} x {VIEWPORT['height']}", file=sys.stderr)
 
 
