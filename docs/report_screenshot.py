@@ -7,7 +7,7 @@ test suite's requirements):
     python docs/report_screenshot.py
 
 `--tagged FILE` takes the picture of FILE (tagged output) instead of tagging the examples; `-o`
-writes it elsewhere. The settings are fixed (a 1,280 x 960 viewport, scale 1, en-US, UTC, sRGB,
+writes it elsewhere. The settings are fixed (a 1,280 x 1,400 viewport, scale 1, en-US, UTC, sRGB,
 no scrollbars, no font hinting or subpixel text), so the same tree and Chromium give the same
 picture. Chromium is found as the tests find it: $TAGGER_CHROMIUM, else `chromium` or
 `chromium-browser` on PATH.
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 TITLE = "tagger report: the shipped examples"
-VIEWPORT = {"width": 1280, "height": 960}
+VIEWPORT = {"width": 1280, "height": 1400}
 AREA = "rl"  # selected in the picture
 FLAGS = [
     "--headless",

@@ -469,8 +469,8 @@ def test_the_readmes_screenshot_is_made_by_a_script(tagged_examples, chromium_pa
         run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
         pictures.append((tmp_path / name).read_bytes())
-    assert run.stderr.endswith(f"{name}: 1280 x 960\n")
+    assert run.stderr.endswith(f"{name}: 1280 x 1400\n")
     png = pictures[0]
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
-    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (1280, 960)
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (1280, 1400)
     assert pictures[0] == pictures[1], "the same report must give the same picture"
