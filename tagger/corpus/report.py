@@ -1,17 +1,28 @@
 """One self-contained HTML page about a tagged corpus: papers per area and contribution type (the
-tree), how often top-level areas meet, the top keyphrases of each area, and a searchable list of
-the papers with their evidence highlighted. The page needs no network: its data, styles and script
-are inline."""
+tree), how often top-level areas meet, the keyphrases characteristic of each area, and a
+searchable list of the papers with their evidence highlighted, its score filter starting at the
+run's ``min_score``. The page needs no network: its data, styles and script are inline.
+
+An area's keyphrases are the ones that set its papers apart, not the corpus's commonest ("large
+language models" is frequent among reinforcement-learning papers because it is frequent
+everywhere). A phrase is listed for an area when it is in at least :data:`MIN_PAPERS` of the
+area's papers, when most of the papers with it are in the area (rare elsewhere), and when it is at
+least :data:`LIFT` times as common among the area's papers (as a share of them) as among the
+others, one more paper counted among those, so that a phrase of 3 of 39 papers is not taken for
+characteristic because the 11 others happen not to have it. Of those, the most frequent come
+first. Ranking by the ratio alone would put phrases of two papers first; the ratio alone would let
+a small area (RLHF papers under LLM alignment) list a phrase of a large one ("reinforcement
+learning") that is merely more common there."""
 
 from __future__ import annotations
 
 import html
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import Any
 
+from ..config import TaggerConfig
 from ..records import AreaTag, TaggedPaper
 from ..taxonomy.model import Taxonomy
 from .stats import corpus_stats
@@ -20,6 +31,8 @@ TEMPLATE = "report.html"
 DATA_MARKER = "__TAGGER_REPORT_DATA__"
 TITLE_MARKER = "__TAGGER_REPORT_TITLE__"
 FIELDS = {"title": 0, "abstract": 1}
+MIN_PAPERS = 2  # an area's keyphrase is in at least this many of its papers
+LIFT = 2  # ... and at least this many times as common among them as among the others
 
 
 def build_report(
@@ -31,6 +44,8 @@ def build_report(
     phrase_in_area: dict[str, Counter[str]] = defaultdict(Counter)
     surface: dict[str, Counter[str]] = defaultdict(Counter)  # how each phrase is written
     versions: Counter[tuple[str, str]] = Counter()
+    min_scores: set[float] = set()  # each run's --min-score, as its lines' provenance says
+    default_min_score = TaggerConfig().min_score
 
     def compact(stream: Iterable[TaggedPaper]) -> Iterator[TaggedPaper]:
         for record in stream:
@@ -44,6 +59,7 @@ def build_report(
                 for area in areas:
                     phrase_in_area[area][normalized] += 1
             versions[(record.provenance.tagger_version, record.provenance.taxonomy_version)] += 1
+            min_scores.add(record.provenance.settings.get("min_score", default_min_score))
             papers.append(
                 {
                     "id": paper.id,
@@ -71,15 +87,19 @@ def build_report(
     ]
     keyphrases = {}
     for _, area in shown:
-        counts = phrase_in_area.get(area.id, Counter())
+        if area.facet:  # the facet's root ("Contribution type") holds nearly every paper
+            continue
+        inside = stats.areas[area.id]
         ranked = sorted(
-            ((n * math.log(1 + total / phrase_df[p]), p, n) for p, n in counts.items() if n >= 2),
-            key=lambda t: (-t[0], t[1]),
+            (-n, p, n, phrase_df[p] - n)
+            for p, n in phrase_in_area.get(area.id, Counter()).items()
+            if _characteristic(n, inside, phrase_df[p] - n, total - inside)
         )
         if ranked:
-            keyphrases[area.id] = [
-                [surface[p].most_common(1)[0][0], n] for _, p, n in ranked[:top_keyphrases]
-            ]
+            keyphrases[area.id] = _chips(
+                [(surface[p].most_common(1)[0][0], p, n, e) for _, p, n, e in ranked],
+                top_keyphrases,
+            )
     (tagger_version, taxonomy_version), _ = (
         versions.most_common(1)[0] if versions else (("?", "?"), 0)
     )
@@ -90,6 +110,8 @@ def build_report(
         "venues": dict(sorted(stats.venue_papers.items())),
         "tagger_version": tagger_version,
         "taxonomy_version": taxonomy_version,
+        # the lowest of the runs' thresholds: the list starts by showing every tag a run kept
+        "min_score": min(min_scores, default=default_min_score),
         "areas": [
             {
                 "id": area.id,
@@ -114,6 +136,29 @@ def render_html(report: dict[str, Any], *, title: str = "Tagged papers") -> str:
     # '<' as \u003c: an abstract containing "</script>" or "<!--" stays data.
     data = orjson.dumps(report).decode().replace("<", "\\u003c")
     return template.replace(TITLE_MARKER, html.escape(title)).replace(DATA_MARKER, data)
+
+
+def _chips(ranked: list[tuple[str, str, int, int]], top: int) -> list[list[Any]]:
+    """An area's first ``top`` keyphrases as the page shows them: ``[text, papers in the area,
+    papers elsewhere]``, and the phrase's meaning when two are written alike: "GRPO" where a paper
+    spells it out ("group relative policy optimization") and "GRPO" where none does are two
+    phrases, and the first gets its meaning so that no chip looks listed twice."""
+    chips = [[text, n, elsewhere] for text, _, n, elsewhere in ranked[:top]]
+    written = Counter(text.casefold() for text, *_ in chips)
+    for chip, (text, normalized, _, _) in zip(chips, ranked, strict=False):
+        if written[text.casefold()] > 1 and normalized != text.casefold():
+            chip.append(normalized)
+    return chips
+
+
+def _characteristic(inside: int, area_papers: int, elsewhere: int, other_papers: int) -> bool:
+    """Whether a phrase in ``inside`` of an area's papers and ``elsewhere`` of the other papers
+    sets the area apart (see the module's docstring). With no other papers, none does."""
+    return (
+        inside >= MIN_PAPERS
+        and inside > elsewhere
+        and inside * (other_papers + 1) >= LIFT * (elsewhere + 1) * area_papers
+    )
 
 
 def _area_scores(tags: list[AreaTag], taxonomy: Taxonomy) -> dict[str, float]:

@@ -1,6 +1,9 @@
 """tagger report: the page's data worked out by hand, hostile text kept as data, and the page itself
 opened in a real headless Chromium (Debian's package): no console errors, no network, the filters
-give the counts Python gives, evidence is highlighted, and a screenshot is taken."""
+give the counts Python gives, evidence is highlighted; at 1,280 and 1,920 px nothing scrolls
+sideways, the heatmap's rows and columns are labelled alike and whole, the search box shows its
+placeholder, the score filter starts at the run's --min-score, an area's keyphrases are rare
+elsewhere; and docs/report_screenshot.py makes the README's picture."""
 
 from __future__ import annotations
 
@@ -8,17 +11,22 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+from collections import defaultdict
 
 import pytest
 from click.testing import CliRunner
 
+from tagger import Tagger
 from tagger.cli import main
+from tagger.config import TaggerConfig
 from tagger.corpus.report import build_report, render_html
 from tagger.io.readers import read_papers
 from tagger.records import Paper
 from tagger.taxonomy.loading import load_taxonomy
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY, tagged_record
+from ..conftest import EXAMPLES, MINI_TAXONOMY, ROOT, tagged_record
 
 HOSTILE_TITLE = "</script><script>window.pwned = 1</script><!-- <b>"
 AREAS = ["rl", "rl.multi-agent", "graphs", "graphs.gnn"]
@@ -53,6 +61,7 @@ def test_report_data_worked_out_by_hand():
     assert (data["papers_total"], data["untagged"]) == (4, 1)
     assert data["venues"] == {"ICLR 2025": 2, "ICML 2025": 2}
     assert (data["tagger_version"], data["taxonomy_version"]) == ("9.9", "test-1")
+    assert data["min_score"] == TaggerConfig().min_score == 0.7  # the lines say no other
     assert [(a["id"], a["depth"], a["papers"]) for a in data["areas"]] == [
         ("rl", 0, 2),
         ("rl.multi-agent", 1, 1),
@@ -60,8 +69,9 @@ def test_report_data_worked_out_by_hand():
         ("graphs.gnn", 1, 1),
     ]
     assert data["pairs"] == {"areas": ["rl", "graphs"], "matrix": [[2, 1], [1, 2]]}
-    # Only phrases in two papers of an area; written as most papers write them.
-    assert data["keyphrases"] == {"rl": [["Policy", 2]], "graphs": [["message passing", 2]]}
+    # Only phrases in two papers of an area, rare elsewhere; written as most papers write them,
+    # with the number of the area's papers and of the others that have them.
+    assert data["keyphrases"] == {"rl": [["Policy", 2, 0]], "graphs": [["message passing", 2, 0]]}
     first = data["papers"][0]
     # An area's score is the best tag that puts the paper there (a child's counts for its parent).
     assert first["areas"] == {"rl": 0.9, "rl.multi-agent": 0.6, "graphs": 0.3}
@@ -72,6 +82,57 @@ def test_report_data_worked_out_by_hand():
         [1, 0, 5, "graphs", "alias", "r"],
     ]
     assert data["papers"][3]["tags"] == [] and data["papers"][3]["areas"] == {}
+
+
+def test_keyphrases_per_area_are_rare_elsewhere():
+    """6 papers on graphs, 4 on RL: a phrase as common in both is listed under neither, however
+    frequent; one mostly in an area but not twice as common there is not listed either."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    graphs = [["message passing", "large language models"]] * 3 + [["message passing"]] * 2
+    graphs += [["policy", "large language models"]]
+    rl = [["policy", "large language models"]] * 2 + [["policy", "benchmark"]] * 2
+    records = [
+        _record(i, [(["graphs"], 0.9)], keyphrases=phrases) for i, phrases in enumerate(graphs)
+    ] + [_record(10 + i, [(["rl"], 0.9)], keyphrases=phrases) for i, phrases in enumerate(rl)]
+    data = build_report(records, taxonomy)
+    # "large language models": 4 of 6 graph papers and 2 of 4 RL papers, at least as common
+    # elsewhere for RL, not twice as common for graphs. "policy": in 4 of 4 RL papers and 1 of
+    # the 6 others: listed. "benchmark": 2 of 4 RL papers and none of the others: listed.
+    assert data["keyphrases"] == {
+        "rl": [["policy", 4, 1], ["benchmark", 2, 0]],
+        "graphs": [["message passing", 5, 0]],
+    }
+
+
+def test_phrases_written_alike_are_told_apart():
+    """ "GRPO" spelled out in some papers ("group relative policy optimization") and bare in
+    others are two phrases; the list says which is which instead of showing "GRPO" twice."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    spelled = [("GRPO", "group relative policy optimization")]
+    records = [_record(i, [(["rl"], 0.9)], keyphrases=spelled) for i in range(3)]
+    records += [_record(3 + i, [(["rl"], 0.9)], keyphrases=["GRPO"]) for i in range(2)]
+    records += [_record(5 + i, [(["graphs"], 0.9)], keyphrases=["GNN"]) for i in range(5)]
+    assert build_report(records, taxonomy)["keyphrases"]["rl"] == [
+        ["GRPO", 3, 0, "group relative policy optimization"],
+        ["GRPO", 2, 0],
+    ]
+
+
+def test_the_score_filter_starts_at_the_runs_min_score():
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+
+    def run(min_score):
+        record = _record(0, [(["rl"], 0.9)])
+        settings = {} if min_score is None else {"min_score": min_score}
+        record.provenance = record.provenance.model_copy(update={"settings": settings})
+        return record
+
+    assert build_report([run(None)], taxonomy)["min_score"] == TaggerConfig().min_score
+    assert build_report([run(0.55), run(0.55)], taxonomy)["min_score"] == 0.55
+    # Two runs in one file: the lower threshold, so every tag either run kept is listed.
+    assert build_report([run(None), run(0.4)], taxonomy)["min_score"] == 0.4
+    page = render_html(build_report([run(0.55)], taxonomy))
+    assert '"min_score":0.55' in page
 
 
 def test_hostile_text_stays_data_and_nothing_is_fetched():
@@ -147,6 +208,135 @@ def tagged_examples(tagger, tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def report_at_085(embedder, tmp_path_factory):
+    """The examples tagged with ``--min-score 0.85`` (not the default) and their report."""
+    config = TaggerConfig(min_score=0.85)
+    papers = [
+        p
+        for source in sorted(EXAMPLES.glob("*.txt")) + sorted(EXAMPLES.glob("*.jsonl"))
+        for p in read_papers(source)
+    ]
+    records = list(Tagger.from_taxonomy(None, config, embedder=embedder).tag_many(papers))
+    folder = tmp_path_factory.mktemp("report-085")
+    tagged, page = folder / "tagged.jsonl", folder / "report.html"
+    tagged.write_text("".join(t.model_dump_json() + "\n" for t in records))
+    result = CliRunner().invoke(main, ["report", str(tagged), "-o", str(page)])
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(line) for line in tagged.read_text().splitlines()], page
+
+
+# What a person sees, measured in the page: sideways scrolling, the heatmap's labels (each one's
+# text, its box and its ink), the placeholder's width in the search box's font.
+MEASURE = """() => {
+  const ink = node => { const r = document.createRange(); r.selectNodeContents(node);
+                        const b = r.getBoundingClientRect();
+                        return [b.left, b.top, b.right, b.bottom]; };
+  const box = node => { const b = node.getBoundingClientRect();
+                        return [b.left, b.top, b.right, b.bottom]; };
+  const label = th => ({ area: th.dataset.area, text: th.textContent, box: box(th), ink: ink(th),
+                         clipped: [th, ...th.querySelectorAll("*")].some(e =>
+                           e.scrollWidth > e.clientWidth + 1
+                           || e.scrollHeight > e.clientHeight + 1) });
+  const root = document.documentElement, scroll = document.getElementById("heat-scroll");
+  const search = document.getElementById("search"), style = getComputedStyle(search);
+  const canvas = document.createElement("canvas").getContext("2d");
+  canvas.font = style.font;
+  return {
+    page: [root.scrollWidth, root.clientWidth],
+    heat: [scroll.scrollWidth, scroll.clientWidth],
+    columns: [...document.querySelectorAll("#heatmap thead th[data-area]")].map(label),
+    rows: [...document.querySelectorAll("#heatmap tbody th[data-area]")].map(label),
+    cells: document.querySelectorAll("#heatmap tbody td").length,
+    placeholder: [canvas.measureText(search.placeholder).width, search.clientWidth
+                  - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)],
+  };
+}"""
+
+
+def _overlap(a, b):
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_report_as_a_person_sees_it(report_at_085, chromium_path, width):
+    """At 1,280 and 1,920 px: nothing scrolls sideways, the heatmap's largest 15 and all its
+    areas labelled alike by name, whole and apart, the placeholder in its box, the score filter
+    at the run's --min-score, and each area's keyphrases rarer elsewhere than in the area."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    records, html_path = report_at_085
+    assert {json.dumps(r["provenance"]["settings"]) for r in records} == {'{"min_score": 0.85}'}
+    taxonomy = load_taxonomy()
+    areas_of = [{a for t in r["tags"] + r["facets"] for a in t["path"]} for r in records]
+    roots = {t["path"][0] for r in records for t in r["tags"]}  # the heatmap's areas
+    assert len(roots) > 15
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(html_path.as_uri())
+        page.wait_for_selector("body[data-ready=true]")
+
+        # The score filter starts at the run's --min-score, and lists what that keeps.
+        assert page.input_value("#min-score") == "0.85"
+        kept = sum(any(t["score"] >= 0.85 for t in r["tags"]) for r in records)
+        assert 0 < kept < len(records)
+        sync_api.expect(page.locator("#count")).to_have_text(
+            re.compile(f"^{kept} of {len(records)} papers")
+        )
+
+        for shown in ("largest", "all"):
+            if shown == "all":
+                page.click("#heat-toggle")
+            seen = page.evaluate(MEASURE)
+            assert seen["page"][0] <= seen["page"][1], f"the page scrolls sideways ({shown})"
+            assert seen["heat"][0] <= seen["heat"][1], f"the heatmap scrolls sideways ({shown})"
+            assert seen["placeholder"][0] <= seen["placeholder"][1], "the placeholder is cut off"
+            columns, rows = seen["columns"], seen["rows"]
+            assert [c["area"] for c in columns] == [r["area"] for r in rows]
+            assert len(rows) == (15 if shown == "largest" else len(roots))
+            assert seen["cells"] == len(rows) ** 2
+            for kind, labels in (("column", columns), ("row", rows)):
+                for one in labels:
+                    name = taxonomy.by_id[one["area"]].name
+                    assert one["text"] in (name, f"{name} ({one['area']})"), (kind, one)
+                    assert not one["clipped"], f"{kind} label cut off: {one['text']}"
+                    ink, box = one["ink"], one["box"]
+                    assert ink[0] >= 0 and ink[2] <= width, f"{kind} label off the page: {one}"
+                    assert box[0] - 0.5 <= ink[0] and ink[2] <= box[2] + 0.5, (kind, one)
+                for a, b in zip(labels, labels[1:], strict=False):
+                    assert not _overlap(a["ink"], b["ink"]), f"{a['text']} / {b['text']}"
+            assert [c["text"] for c in columns] == [r["text"] for r in rows]
+
+        # Each area's keyphrases: in more of its papers than of the others, and a larger share.
+        lists = page.locator(".kp-area").evaluate_all(
+            """els => els.map(e => [e.querySelector("b").title, [...e.querySelectorAll(".chip")]
+                                    .map(c => [c.dataset.phrase, c.dataset.meaning])])"""
+        )
+        browser.close()
+    # A chip is a keyphrase as most papers write it ("Graph Neural Networks", for "GNNs" and
+    # "graph neural networks" too: one normalized form), or with its meaning (the normalized
+    # form) where two are written alike; a paper has it when one of its keyphrases means it.
+    meaning_of = defaultdict(set)
+    for record in records:
+        for k in record["keyphrases"]:
+            meaning_of[k["text"]].add(k["normalized"] or k["text"])
+    keyphrases = [{k["normalized"] or k["text"] for k in r["keyphrases"]} for r in records]
+    assert lists and sum(len(chips) for _, chips in lists) > 10
+    for area, chips in lists:
+        spelled = {meaning for _, meaning in chips if meaning}
+        has = [
+            [bool(({meaning} if meaning else meaning_of[text] - spelled) & k) for k in keyphrases]
+            for text, meaning in chips
+        ]
+        size = sum(area in a for a in areas_of)
+        for (text, _), papers in zip(chips, has, strict=True):
+            inside = sum(p and area in a for p, a in zip(papers, areas_of, strict=True))
+            elsewhere = sum(papers) - inside
+            assert inside >= 2 and elsewhere < inside, (area, text, inside, elsewhere)
+            assert inside / size > elsewhere / (len(records) - size), (area, text)
+
+
 @pytest.mark.slow
 def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -175,8 +365,16 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         assert problems == []
         assert requests == [html_path.as_uri()]
         assert page.evaluate("window.pwned") is None
-        assert len(records) == 51 and page.locator("article.paper").count() == 50  # a page: 50
-        assert count.text_content() == "51 of 51 papers, showing the first 50"
+        # The list starts at the run's --min-score (the default, as its lines say no other),
+        # and says how many papers it leaves out for that.
+        default = TaggerConfig().min_score
+        assert page.input_value("#min-score") == str(default) == "0.7"
+        kept = sum(any(t["score"] >= default for t in r["tags"]) for r in records)
+        assert kept == 50 and len(records) == 51
+        assert count.text_content() == "50 of 51 papers; 1 more with every tag below min score 0.7"
+        page.fill("#min-score", "0")
+        expect(count).to_have_text("51 of 51 papers, showing the first 50")
+        assert page.locator("article.paper").count() == 50  # a page: 50
         page.click("#more")
         assert page.locator("article.paper").count() == 51 and page.locator("#more").is_hidden()
         hostile = page.locator('article[data-id="hostile"] h3')
@@ -256,3 +454,23 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
     assert (
         screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
     )
+
+
+@pytest.mark.slow
+def test_the_readmes_screenshot_is_made_by_a_script(tagged_examples, chromium_path, tmp_path):
+    """docs/report_screenshot.py renders the report and takes the README's picture: the same
+    picture twice, at the size it says."""
+    pytest.importorskip("playwright.sync_api")
+    script = ROOT / "docs" / "report_screenshot.py"
+    env = {**os.environ, "TAGGER_CHROMIUM": chromium_path}
+    pictures = []
+    for name in ("one.png", "two.png"):
+        command = [sys.executable, str(script), "--tagged", str(tagged_examples), "-o", name]
+        run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        pictures.append((tmp_path / name).read_bytes())
+    assert run.stderr.endswith(f"{name}: 1280 x 1400\n")
+    png = pictures[0]
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (1280, 1400)
+    assert pictures[0] == pictures[1], "the same report must give the same picture"
