@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -103,27 +104,49 @@ def agreement(reference, candidate, docs, phrases) -> dict[str, float]:
     }
 
 
-def speed(embedder, texts: list[str], *, batch: int = 64, repeat: int = 3) -> float:
-    """Texts embedded per second (best of ``repeat``), in batches of ``batch``, after a warm-up."""
-    embedder.embed(texts[:batch])
-    best = float("inf")
+def speeds(embedders: dict, texts: list[str], *, batch: int = 64, repeat: int = 5) -> dict:
+    """Texts embedded per second by each embedder (the best of ``repeat`` rounds, the embedders
+    taking turns within a round, so that a busy machine slows them alike), in batches of
+    ``batch`` (tagger's batch_size), after a warm-up."""
+    best = dict.fromkeys(embedders, float("inf"))
+    for embedder in embedders.values():
+        embedder.embed(texts[:batch])
     for _ in range(repeat):
-        started = time.perf_counter()
-        for start in range(0, len(texts), batch):
-            embedder.embed(texts[start : start + batch])
-        best = min(best, time.perf_counter() - started)
-    return len(texts) / best
+        for name, embedder in embedders.items():
+            started = time.perf_counter()
+            for start in range(0, len(texts), batch):
+                embedder.embed(texts[start : start + batch])
+            best[name] = min(best[name], time.perf_counter() - started)
+    return {name: len(texts) / seconds for name, seconds in best.items()}
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def loaded_memory(backend: str, directory: Path) -> dict:
+    """Resident MB of a fresh process after importing tagger's embedders, and after loading the
+    backend (from ``directory``) and embedding one text."""
+    script = (
+        "import os\n"
+        "from pathlib import Path\n"
+        "def rss():\n"
+        "    pages = int(open('/proc/self/statm').read().split()[1])\n"
+        "    return pages * os.sysconf('SC_PAGE_SIZE') / 2**20\n"
+        "from tagger.language.embedders import make_embedder\n"
+        "before = rss()\n"
+        f"make_embedder('all-MiniLM-L6-v2', {backend!r}, directory=Path({str(directory)!r}))"
+        ".embed(['graph neural networks'])\n"
+        "print(before, rss())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    before, after = map(float, done.stdout.split())
+    return {"after_import_mb": round(before, 1), "loaded_mb": round(after - before, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=500)
     parser.add_argument("--dims", type=int, nargs="+", default=[128, 256, 384])
+    parser.add_argument("--no-agreement", action="store_true", help="measure speed and size only")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
 
@@ -134,42 +157,60 @@ def main(argv: list[str] | None = None) -> int:
     docs, phrases, abstracts = corpus(args.papers)
     short = sorted({p for found in phrases for p in found})
     fp32, int8 = OnnxEmbedder(quantised=False), OnnxEmbedder()
-    figures: dict = {"int8_vs_fp32": agreement(fp32, int8, docs, phrases), "static": {}}
-    words = np.mean([len(a.split()) for a in abstracts])
-    figures["texts"] = {"phrases": len(short), "abstracts": len(abstracts), "words": words}
-    int8_speed = {"phrases": speed(int8, short), "abstracts": speed(int8, abstracts)}
-    figures["onnx_int8_texts_per_s"] = int8_speed
+    figures: dict = {"static": {}}
+    figures["texts"] = {
+        "phrases": len(short),
+        "words_per_phrase": float(np.mean([len(p.split()) for p in short])),
+        "abstracts": len(abstracts),
+        "words_per_abstract": float(np.mean([len(a.split()) for a in abstracts])),
+    }
+    if not args.no_agreement:
+        reference = _Frozen(fp32, short + docs)
+        figures["int8_vs_fp32"] = agreement(reference, int8, docs, phrases)
+    figures["onnx_int8_memory"] = loaded_memory("onnx-int8", onnx)
     with tempfile.TemporaryDirectory() as work:
         for dims in args.dims:
             where = Path(work) / str(dims)
             started = time.perf_counter()
             static_export.distil(where, onnx_dir=onnx, pca_dims=dims)
             seconds = time.perf_counter() - started
-            rss = _rss_mb()
             embedder = StaticEmbedder(directory=where)
-            embedder.embed(["x"])
-            loaded = _rss_mb() - rss
-            texts_per_s = {
-                "phrases": speed(embedder, short),
-                "abstracts": speed(embedder, abstracts),
+            rates = {
+                kind: speeds({"static": embedder, "onnx-int8": int8}, texts)
+                for kind, texts in (("phrases", short), ("abstracts", abstracts))
             }
-            figures["static"][dims] = {
+            made = figures["static"][dims] = {
                 "distil_seconds": round(seconds, 1),
                 "table_bytes_on_disk": (where / "model.safetensors").stat().st_size,
                 "tokenizer_bytes_on_disk": (where / "tokenizer.json").stat().st_size,
                 "table_bytes_in_memory": int(embedder._load()[1].nbytes),
-                "rss_growth_on_load_mb": round(loaded, 1),
-                "texts_per_s": texts_per_s,
-                "speedup_over_onnx_int8": {k: v / int8_speed[k] for k, v in texts_per_s.items()},
-                "agreement_with_fp32": agreement(fp32, embedder, docs, phrases),
+                "memory": loaded_memory("static", where),
+                "texts_per_s": {kind: rate["static"] for kind, rate in rates.items()},
+                "onnx_int8_texts_per_s": {kind: rate["onnx-int8"] for kind, rate in rates.items()},
+                "speedup_over_onnx_int8": {
+                    kind: rate["static"] / rate["onnx-int8"] for kind, rate in rates.items()
+                },
             }
-            print(f"{dims}: {json.dumps(figures['static'][dims])}", file=sys.stderr)
+            if not args.no_agreement:
+                made["agreement_with_fp32"] = agreement(reference, embedder, docs, phrases)
+            print(f"{dims}: {json.dumps(made)}", file=sys.stderr)
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     text = json.dumps(figures, indent=2, default=float)
     print(text)
     if args.json:
         args.json.write_text(text + "\n")
     return 0
+
+
+class _Frozen:
+    """An embedder's vectors of ``texts``, made once (the reference is read at every width)."""
+
+    def __init__(self, embedder, texts: list[str]) -> None:
+        unique = sorted(set(texts))
+        self.rows = dict(zip(unique, embedder.embed(unique), strict=True))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.rows[text] for text in texts])
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ distillation.py ``distill_from_model``; inference.py ``create_embeddings``, ``ap
 ``_pca_fit_transform``, ``compute_weights``; tokenizer/tokenizer.py
 ``clean_and_create_vocabulary``, ``turn_tokens_into_ids``):
 
-1. The vocabulary is the tokenizer's, in id order, less the added tokens that play no part in
-   encoding (skeletoken's ``prune_added_tokens`` keeps [CLS], [SEP], [UNK] and [PAD], so [MASK]
-   goes) and the tokens matching ``[unused\\d+]``: 29,527 of 30,522.
+1. The vocabulary is the tokenizer's, in id order, less the added tokens that nothing adds to a
+   text once the post-processor is gone (skeletoken's ``prune_added_tokens`` keeps [UNK] and
+   [PAD]: [CLS], [SEP] and [MASK] go) and the tokens matching ``[unused\\d+]``: 29,525 of
+   30,522.
 2. Each token's vector is the transformer's last hidden state for ``[CLS] token [SEP]``, averaged
    over the three positions (mean pooling), in blocks of 256 tokens.
 3. PCA to ``pca_dims`` by the eigendecomposition of the covariance matrix (each component's
@@ -65,11 +66,12 @@ TOOLS = ("numpy", "onnxruntime", "tokenizers", "safetensors")
 
 def vocabulary(tokenizer: dict) -> tuple[list[str], list[str], list[str]]:
     """The tokens of the static model, in the order of their ids in ``tokenizer`` (the source's
-    tokenizer.json, parsed); the added tokens left out (those that are not [UNK], the padding
-    token or the post-processor's); and the tokens left out by TOKEN_REMOVE_PATTERN."""
+    tokenizer.json, parsed); the added tokens left out; and the tokens left out by
+    TOKEN_REMOVE_PATTERN. model2vec drops the post-processor and then every added token but
+    [UNK] and the padding token (skeletoken's ``prune_added_tokens``): [CLS], [SEP] and [MASK]
+    have no row, as nothing adds them to a text."""
     model = tokenizer["model"]
     kept = {model.get("unk_token"), (tokenizer.get("padding") or {}).get("pad_token")}
-    kept.update((tokenizer.get("post_processor") or {}).get("special_tokens", {}))
     added = [t["content"] for t in tokenizer["added_tokens"] if t["content"] not in kept]
     ordered = sorted(model["vocab"], key=model["vocab"].__getitem__)
     unused = [token for token in ordered if re.match(TOKEN_REMOVE_PATTERN, token)]
