@@ -224,22 +224,23 @@ def _agreement(reference, static, abstracts, phrases):
 @pytest.mark.slow
 def test_similarities_agree_with_minilms_to_the_documented_degree(static, texts, nlp):
     """A static vector and a MiniLM vector are in different bases (the table's is its PCA's), so
-    agreement is read where tagger reads similarities. On the 19 ICML abstracts (measured,
-    256 dimensions): of the 5 candidates most similar to the paper by MiniLM, 2.3 are in the
-    static top 5 (int8: 4.8); the cosines of phrase pairs correlate at 0.61 (int8: 0.99); a
-    phrase's nearest phrase is the same for 59% (int8: 92%). benchmarks/static.py measures the
-    same on 500 papers (docs/static-embeddings.md)."""
+    agreement is read where tagger reads similarities. Measured on the 19 ICML abstracts (52
+    candidates each), 256 dimensions, against fp32 MiniLM: of a paper's 5 candidates most
+    similar to it, 1.9 are in the static top 5 (int8: 4.6; chance: 0.5); the cosines of phrase
+    pairs correlate at 0.59 (int8: 0.99); a phrase's nearest phrase is the same for 69% (int8:
+    92%). benchmarks/static.py measures the same on 500 papers (docs/static-embeddings.md)."""
     from tagger.config import TaggerConfig
     from tagger.language.candidates import candidates
-    from tagger.language.text import analyse
+    from tagger.language.text import analyse, paper_text
 
     config = TaggerConfig()
     abstracts = texts["abstracts"]
     phrases = [
-        sorted(candidates(analyse(nlp(a), None, a), max_words=config.max_words)) for a in abstracts
+        sorted(candidates(analyse(nlp(paper_text(None, a)), None, a), max_words=config.max_words))
+        for a in abstracts
     ]
     measured = _agreement(OnnxEmbedder(quantised=False), static, abstracts, phrases)
-    assert measured["top5"] > 0.35 and measured["pairs"] > 0.5 and measured["nearest"] > 0.45
+    assert measured["top5"] > 0.3 and measured["pairs"] > 0.5 and measured["nearest"] > 0.6
     # and far from chance: a random ranking puts about 5 * 5 / 40 of the top 5 in common
     assert measured["top5"] > 3 * np.mean([5 / len(found) for found in phrases])
 
@@ -256,6 +257,8 @@ def test_cached_vectors_know_the_static_backend_from_the_others(static, embedder
 @pytest.mark.models
 @pytest.mark.slow
 def test_a_run_with_the_static_backend_imports_neither_torch_nor_transformers(where):
+    """Nor model2vec (KeyBERT would import it, if installed, to offer a backend tagger does not
+    use: keyphrases._keybert_classes hides it)."""
     script = (
         "import sys\n"
         "from tagger import Tagger, Paper, TaggerConfig\n"
