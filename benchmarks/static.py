@@ -131,8 +131,8 @@ def loaded_memory(backend: str, directory: Path) -> dict:
         "    return pages * os.sysconf('SC_PAGE_SIZE') / 2**20\n"
         "from tagger.language.embedders import make_embedder\n"
         "before = rss()\n"
-        f"make_embedder('all-MiniLM-L6-v2', {backend!r}, directory=Path({str(directory)!r}))"
-        ".embed(['graph neural networks'])\n"
+        f"kept = make_embedder('all-MiniLM-L6-v2', {backend!r}, directory=Path({str(directory)!r}))"
+        "\nkept.embed(['graph neural networks'])\n"
         "print(before, rss())\n"
     )
     done = subprocess.run(
