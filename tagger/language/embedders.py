@@ -309,7 +309,9 @@ def export_note(embedder: Embedder) -> str:
     """What :func:`export_pending` says will happen, for the user to read while it does."""
     where = cache_dir() or "a temporary directory"
     if isinstance(embedder, StaticEmbedder):
-        return f"distilling a static embedding table, once, into {where} (about 35 s)"
+        onnx = _onnx_cache_entry()
+        first = "" if onnx and (onnx / "provenance.json").is_file() else ", after the ONNX export"
+        return f"distilling a static embedding table, once, into {where} (about 30 s{first})"
     return f"exporting the model to ONNX, once, into {where} (about 10 s)"
 
 
@@ -323,7 +325,7 @@ def export_dir(backend: str) -> Path | None:
 
 def static_model_dir() -> Path:
     """The directory holding the static table distilled from the packaged model
-    (language/static_export.py), made on first use (about 35 s, on one thread, from the ONNX
+    (language/static_export.py), made on first use (about 30 s, on one thread, from the ONNX
     export, itself made first if missing) in the cache directory, keyed by the weights
     package's version and the distillation script; in a temporary directory for this process
     if the cache is off or cannot be written."""

@@ -68,6 +68,19 @@ def test_the_static_tokenizer_splits_as_the_source_does_without_cls_and_sep():
         assert encoded.ids == [tokens.index(t) for t in encoded.tokens]
 
 
+def test_the_first_run_says_it_distils_the_table(tmp_path, monkeypatch):
+    from tagger.language.embedders import export_dir, export_note, export_pending
+
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    assert export_pending(StaticEmbedder()) and not export_pending(StaticEmbedder(directory=ROOT))
+    assert export_note(StaticEmbedder()) == (
+        f"distilling a static embedding table, once, into {tmp_path} (about 30 s, after the "
+        "ONNX export)"
+    )
+    assert export_note(OnnxEmbedder()).startswith("exporting the model to ONNX, once")
+    assert export_dir("torch") is None
+
+
 @pytest.mark.slow
 def test_pca_and_weights_are_model2vecs():
     """The same numbers as model2vec 0.10's own functions. Its ``distill`` package needs the
