@@ -314,8 +314,7 @@ def tag(
         raise click.UsageError(f"-o {output} is a directory: name a file (or tag with --cluster)")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         if embedders.export_pending(tagger.embedder):
-            where = embedders.cache_dir() or "a temporary directory"
-            _note(f"exporting the model to ONNX, once, into {where} (about 10 s)")
+            _note(embedders.export_note(tagger.embedder))
         summary = tag_files(
             tagger,
             inputs,

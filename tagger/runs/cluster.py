@@ -278,9 +278,8 @@ def tag_on_cluster(
     summary = ClusterSummary(output=str(out), partitions=len(partitions))
     todo = [p for p in partitions if complete(out, p, part_format) is None]
     summary.ran = len(todo)
-    export = None
-    if tagger.config.embedding_backend != "torch":
-        export = str(embedders.onnx_model_dir())
+    made = embedders.export_dir(tagger.config.embedding_backend)
+    export = str(made) if made is not None else None
     own, interrupted = client is None, False
     client = client or connect(cluster)
     try:
