@@ -470,7 +470,7 @@ def _tag_on_cluster(
 @click.option(
     "--where",
     metavar="EXPR",
-    help='A boolean expression over area ids: "gnn or (graph and theory)".',
+    help='A boolean expression over area ids: "graph.gnn or (graph and theory)".',
 )
 @click.option("--venue", help="Only papers of this venue (case-insensitive).")
 @click.option("--year", type=int, help="Only papers of this year.")
@@ -499,11 +499,14 @@ def filter_(
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
-    from .corpus.query import format_selected, paper_filter
+    from .corpus.query import QueryError, format_selected, paper_filter
     from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
-    keep = paper_filter(taxonomy.by_id, **criteria)
+    try:
+        keep = paper_filter(taxonomy.by_id, **criteria)
+    except QueryError as exc:  # the option's value is wrong: a usage error
+        raise click.UsageError(str(exc)) from None
     lines = _tagged_lines(tagged, taxonomy, skipped, incomplete)
     kept = (line for line in lines if keep(line.record))
     for output in format_selected(kept, output_format):
