@@ -168,12 +168,29 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
     return decorate
 
 
+def _taxonomy_in_use(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    """--taxonomy, and a warning when the taxonomy.yaml of the working directory is not the
+    one in use: editing it does nothing until it is passed."""
+    from .taxonomy.loading import ignored_local_taxonomy
+
+    here = ignored_local_taxonomy(value)
+    if here is not None:
+        _warning(
+            f"{here} here is not the taxonomy in use: without --taxonomy, tagger reads the "
+            f"packaged taxonomy, and {here} differs from it. To use it, pass --taxonomy {here}; "
+            "to change the taxonomy, write an overlay that says what changes "
+            "(`extends: builtin`, README: Overlays) and pass that"
+        )
+    return value
+
+
 taxonomy_option = click.option(
     "--taxonomy",
     "taxonomy_path",
     type=FILE,
     metavar="FILE",
-    help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.",
+    callback=_taxonomy_in_use,
+    help="Taxonomy YAML file, or an overlay of one. Default: the taxonomy packaged with tagger.",
 )
 tagged_argument = click.argument("tagged", metavar="FILE")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -388,6 +405,7 @@ def retag(
         workers=workers,
         progress=sys.stderr.isatty() if progress is None else progress,
         warn=_warning,
+        note=_note,
         incomplete=incomplete,
     )
     click.echo(str(summary), err=True)

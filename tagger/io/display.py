@@ -1,8 +1,10 @@
-"""Text from papers and taxonomies, made safe to print on a terminal: a venue or a title may hold
-an escape sequence that would recolour, clear or rewrite the screen of whoever reads the output."""
+"""What messages print: text from papers and taxonomies made safe for a terminal (a venue or a
+title may hold an escape sequence that would recolour, clear or rewrite the screen of whoever
+reads the output), and paths as short as they can be while still naming the file."""
 
 from __future__ import annotations
 
+import os
 import re
 
 # C0 and C1 controls (ESC among them), line and paragraph separators, and bidirectional controls
@@ -14,3 +16,17 @@ def printable(text: str) -> str:
     runs of whitespace, line breaks included, become one space."""
     text = " ".join(text.split())
     return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
+
+
+def short_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as messages print it: an absolute path inside the working directory relative to
+    it (``examples/overlay.yaml``, not ``/home/me/tagger/examples/overlay.yaml``); any other as
+    it was given."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    try:
+        relative = os.path.relpath(text, os.getcwd())
+    except (OSError, ValueError):  # no working directory; another drive
+        return text
+    return text if relative.split(os.sep, 1)[0] == os.pardir else relative

@@ -273,6 +273,7 @@ def tag_on_cluster(
         raise TaggerError(
             f"{out} is not empty: tag into a new directory, or continue the run there with --resume"
         )
+    note(f"tagging with {tagger.taxonomy.label}")
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, wanted, parts=None)
     summary = ClusterSummary(output=str(out), partitions=len(partitions))

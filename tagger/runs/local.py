@@ -91,7 +91,8 @@ def tag_files(
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
-    the readers say that is no error (a paper list's header line) goes to ``note``, if given.
+    the readers say that is no error (a paper list's header line), and which taxonomy tags the
+    papers, go to ``note``, if given.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -110,6 +111,8 @@ def tag_files(
     # Opening every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=format, notices=True) for source in inputs]
     workers = _usable_workers(workers, warn)
+    note = note or _quiet
+    note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
     if _is_parquet(path) and resume:
@@ -123,7 +126,7 @@ def tag_files(
         summary.resumed = len(resumed.records) if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         records = itertools.chain.from_iterable(readers)
-        papers = _papers(records, summary, report, warn, note or _quiet, resumed)
+        papers = _papers(records, summary, report, warn, note, resumed)
         results = _shown(tagger.tag_many(papers, workers=workers), progress)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
     return summary
@@ -138,6 +141,7 @@ def retag_files(
     workers: int | None = 1,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
     incomplete: bool = False,
 ) -> RunSummary:
     """Tag the papers of tagged output again with ``taxonomy``, without the embedding model:
@@ -149,7 +153,8 @@ def retag_files(
     settings (those of the first line, which the run takes over); a line that cannot be (another
     version, other settings, no vector, not tagged output) is reported like a rejected record:
     passed to ``warn``, written to ``errors``, counted in the summary. A paper id that comes
-    again is warned of. A part directory that is not a whole run's output is refused before
+    again is warned of; which taxonomy the papers are retagged with goes to ``note``, if given.
+    A part directory that is not a whole run's output is refused before
     anything is written, or with ``incomplete`` its intact parts are read, with a warning (and
     ``summary.incomplete`` counts them).
     """
@@ -188,6 +193,8 @@ def retag_files(
         read_tagged_lines(s, skip=reject, incomplete=partial if incomplete else None)
         for s in inputs
     ]
+    if note is not None:
+        note(f"retagging with {taxonomy.label}")
     with contextlib.ExitStack() as stack:
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         stream = _output_stream(stack, output, path)

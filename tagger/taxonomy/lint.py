@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import TaxonomyError
 from ..io.tagged import Skip, read_tagged, same_taxonomy
 from ..records import TaggedPaper
-from .loading import default_taxonomy_path, load_taxonomy
+from .loading import default_taxonomy_path, load_taxonomy, source_name
 from .model import Taxonomy
 from .rules import RuleSet
 from .schemes import schemes
@@ -82,10 +82,11 @@ def lint_taxonomy(
     tagged with another taxonomy.
     """
     path = Path(path) if path is not None else default_taxonomy_path()
+    source = source_name(path)
     try:
         taxonomy = load_taxonomy(path)
     except TaxonomyError as exc:
-        return [_structural(problem, str(path)) for problem in exc.problems]
+        return [_structural(problem, source) for problem in exc.problems]
     linter = _Linter(taxonomy)
     linter.shared_phrases()
     linter.acronyms()
@@ -98,7 +99,7 @@ def lint_taxonomy(
         if warn is not None:
             records = same_taxonomy(records, taxonomy, warn, str(corpus))
         linter.corpus(records, Path(corpus).name)
-    return sorted(linter.findings, key=lambda f: (f.source != str(path), f.source, f.line or 0))
+    return sorted(linter.findings, key=lambda f: (f.source != source, f.source, f.line or 0))
 
 
 def _structural(problem: str, source: str) -> Finding:

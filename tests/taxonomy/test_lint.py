@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from tagger.cli import main
+from tagger.io.display import short_path
 from tagger.taxonomy.lint import can_backtrack_catastrophically, lint_taxonomy
 
 from ..conftest import DATA, tagged_record, write_tagged
@@ -126,7 +127,8 @@ def lint(*args):
 def test_each_fault_is_one_line_with_its_yaml_line(name, exit_code, findings):
     path = BROKEN / f"{name}.yaml"
     result = lint("--taxonomy", str(path))
-    assert result.stdout.splitlines() == [f"{path} {finding}" for finding in findings]
+    # a taxonomy inside the working directory is named relative to it
+    assert result.stdout.splitlines() == [f"{short_path(path)} {finding}" for finding in findings]
     errors = len(findings) if exit_code else 0
     assert result.stderr == f"{errors} errors, {len(findings) - errors} warnings\n"
     assert result.exit_code == exit_code
@@ -147,6 +149,7 @@ def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
     )
     path = BROKEN / "clean.yaml"
     result = lint("--taxonomy", str(path), "--corpus", str(corpus))
+    path = short_path(path)
     assert result.stdout.splitlines() == [
         f"{path} line 4: warning: area 'rl': 1 of 2 rules never fired in corpus.jsonl: 'RL' "
         "(check their spelling, or remove them)",
