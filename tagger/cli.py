@@ -307,7 +307,9 @@ def tag(
 ) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
-    INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
+    INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet), a directory (the
+    paper files in it, by name), or - for stdin; a file that is none of these formats by name
+    and content (README.md, a taxonomy) is refused unless --format names one. Records
     that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
     command with --resume finishes the file as one uninterrupted run would have written it.

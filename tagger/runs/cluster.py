@@ -37,7 +37,7 @@ from ..io.files import sha256
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
 from ..io.parts import MANIFEST, load_manifest
-from ..io.readers import iter_records
+from ..io.readers import iter_records, paper_inputs
 from ..taxonomy.model import Taxonomy
 from .connection import connect, reachable
 from .partitions import PARTITION_SIZE, Partition, expand, plan, read_partition
@@ -257,7 +257,7 @@ def tag_on_cluster(
     out = Path(directory)
     if client is None:
         cluster = reachable(cluster)  # a wrong address fails now, not after the planning
-    files = expand(inputs)
+    files = paper_inputs(expand(inputs), note)  # a directory: the files of papers in it
     for source in files:  # a missing or unreadable file fails before anything starts
         iter_records(source, format=format).close()
     partitions = plan(files, size=size, format=format)

@@ -25,7 +25,7 @@ from ..errors import InputError, InputNotice, TaggerError
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import iter_records
+from ..io.readers import iter_records, paper_inputs
 from ..io.tagged import (
     TaggedLine,
     cut_partial_line,
@@ -84,7 +84,8 @@ def tag_files(
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> RunSummary:
-    """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, "-" or a
+    """Tag every paper of ``inputs`` (paths, a directory for the files of papers in it, or "-"
+    for stdin) into ``output`` (a path, "-" or a
     binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order; a
     path ending in ``.parquet`` gets one Parquet row per paper (io.parquet.parquet_schema), written
     whole at the end.
@@ -100,7 +101,8 @@ def tag_files(
     written it. Lines are written whole and flushed one by one, so a killed run leaves only
     complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
     """
-    warn = warn or _warn
+    warn, note = warn or _warn, note or _quiet
+    inputs = paper_inputs(inputs, note)  # a directory: the files of papers in it
     if is_stdio(output):
         output = sys.stdout.buffer
     path = None if hasattr(output, "write") else Path(output)
@@ -111,7 +113,6 @@ def tag_files(
     # Opening every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=format, notices=True) for source in inputs]
     workers = _usable_workers(workers, warn)
-    note = note or _quiet
     note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
