@@ -203,7 +203,8 @@ incomplete_option = click.option(
 progress_option = click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr. Default: when stderr is a terminal.",
+    help="A progress bar on stderr: papers done of how many, and the time left. Default: when "
+    "stderr is a terminal.",
 )
 
 
@@ -828,12 +829,14 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
 @json_option
+@progress_option
 def eval_(
     papers: str | None,
     judged: Path | None,
     taxonomy_path: Path | None,
     as_json: bool,
     scheme: str | None,
+    progress: bool | None,
     **options: Any,
 ) -> None:
     """Measure tags against authors' labels (--scheme) and keyphrases against authors'
@@ -851,10 +854,12 @@ def eval_(
         raise click.UsageError("give FILE and --scheme, or --judged JUDGED")
     if judged is not None and scheme is not None:
         raise click.UsageError("--judged measures tags against judgments, not a --scheme")
-    skipped = _Skipped()
+    skipped, shown = _Skipped(), sys.stderr.isatty() if progress is None else progress
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
         if judged is None:
-            result = evaluate_file(papers, tagger, scheme=scheme, skip=skipped, **options)
+            result = evaluate_file(
+                papers, tagger, scheme=scheme, skip=skipped, progress=shown, **options
+            )
             text, data = render(result), result.as_dict()
         else:
             from .corpus.evaluate import papers_of, tagged_records
@@ -863,7 +868,11 @@ def eval_(
             if papers is not None:  # the judgments first: a file of none fails before tagging
                 judgments = judgments_of(papers_of(judged, skip=skipped), str(judged))
             records, _ = tagged_records(
-                papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped
+                papers or judged,
+                tagger,
+                save_tagged=options["save_tagged"],
+                skip=skipped,
+                progress=shown,
             )
             report = evaluate_judged(
                 records,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ from typing import Any
 
 from ..config import TaggerConfig
 from ..errors import InputError, InputNotice, TaggerError
+from ..io.display import progress_bar
 from ..io.files import sha256
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
@@ -343,21 +343,13 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
         )
         for partition in todo
     ]
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(futures), unit=" parts", file=sys.stderr, dynamic_ncols=True)
     results = {}
-    try:
-        for future in as_completed(futures):
-            result = future.result()
-            results[result.index] = result
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+    done = as_completed(futures)
+    if progress:  # a part at a time: the parts' papers tag on the cluster's workers
+        done = progress_bar(done, total=len(futures), unit="parts")
+    for future in done:
+        result = future.result()
+        results[result.index] = result
     return results
 
 

@@ -22,12 +22,14 @@ from typing import IO, Any
 
 from ..config import TaggerConfig, tagger_version
 from ..errors import InputError, InputNotice, TaggerError
+from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import iter_records, paper_inputs
+from ..io.readers import count_papers, iter_records, paper_inputs
 from ..io.tagged import (
     TaggedLine,
+    count_lines,
     cut_partial_line,
     read_tagged,
     read_tagged_lines,
@@ -128,7 +130,10 @@ def tag_files(
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         records = itertools.chain.from_iterable(readers)
         papers = _papers(records, summary, report, warn, note, resumed)
-        results = _shown(tagger.tag_many(papers, workers=workers), progress)
+        results = tagger.tag_many(papers, workers=workers)
+        if progress:
+            total = count_papers(inputs, format=format)
+            results = progress_bar(results, total=total, initial=summary.resumed)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
     return summary
 
@@ -211,7 +216,11 @@ def retag_files(
         records = _retaggable(
             itertools.chain([first], lines), tagger.provenance, dimensions, reject
         )
-        results = _shown(tagger.retag_many(records, workers=workers), progress)
+        results = tagger.retag_many(records, workers=workers)
+        if progress:
+            counts = [count_lines(source) for source in inputs]
+            total = None if None in counts else sum(c for c in counts if c is not None)
+            results = progress_bar(results, total=total)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn), resumable=False)
     return summary
 
@@ -306,15 +315,6 @@ def _output_stream(
     if _is_parquet(path):
         return None
     return stack.enter_context(_closing(open_output(path, append=append)))
-
-
-def _shown(results: Iterable[TaggedPaper], progress: bool) -> Iterable[TaggedPaper]:
-    """The results, with a progress bar on stderr if asked for."""
-    if not progress:
-        return results
-    from tqdm import tqdm
-
-    return tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
 
 
 def _write(
