@@ -329,7 +329,8 @@ def test_lint_names_the_file_each_finding_is_in(tmp_path, base):
     findings = [str(f) for f in lint_taxonomy(path)]
     assert (
         f"{path} line 12: warning: area 'graphs': alias 'policy gradient' is also the alias "
-        f"'policy gradient' of area 'rl' ({base} line 7) (keep it in one area)"
+        f"'policy gradient' of area 'rl' ({base} line 7) (keep it in one area, or mark its line "
+        "`# lint: shared, WHY`)"
     ) in findings
     assert [
         str(f) for f in lint_taxonomy(overlay(tmp_path, "extends: base.yaml\ndrop: [x]\n"))
