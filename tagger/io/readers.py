@@ -15,7 +15,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -30,7 +30,6 @@ from .formats import (
     FORMATS,
     csv_delimiter,
     detect_format,
-    is_paper_file,
     is_parquet,
     not_papers,
 )
@@ -95,50 +94,6 @@ def iter_records(
             raise InputError(not_papers(file_name), source=name)
         records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
     return records if notices else (r for r in records if not isinstance(r, InputNotice))
-
-
-def paper_inputs(
-    inputs: Iterable[str | Path], note: Callable[[str], None] | None = None
-) -> list[str]:
-    """``inputs`` with each directory among them replaced by the files of papers in it, by
-    their names (io.formats.is_paper_file), in sorted order; what a directory was read for, and
-    what in it was left out, goes to ``note``. A directory without such files is an
-    InputError: a run of it would tag nothing and say nothing."""
-    found: list[str] = []
-    for given in inputs:
-        path = Path(given)
-        if is_stdio(given) or not path.is_dir():
-            found.append(str(given))
-            continue
-        entries = sorted(path.iterdir(), key=lambda entry: entry.name)
-        papers = [entry for entry in entries if entry.is_file() and is_paper_file(entry)]
-        others = [e.name + "/" * e.is_dir() for e in entries if e not in papers]
-        left = f" (not {', '.join(others)})" if others else ""
-        if not papers:
-            raise InputError(
-                f"is a directory with no file of papers in it{left}: name the files to tag",
-                source=str(given),
-            )
-        if note is not None:
-            names = ", ".join(entry.name for entry in papers)
-            note(f"{given} is a directory: reading the papers of {names}{left}")
-        found += [str(entry) for entry in papers]
-    return found
-
-
-def count_papers(sources: Iterable[str | Path], *, format: str | None = None) -> int | None:
-    """How many papers ``sources`` hold (the records that are papers: the ones a run tags), for
-    a progress bar's total: each file read once more, which is fast beside tagging it; a
-    Parquet file's footer gives its rows. None if one is stdin, which cannot be read twice."""
-    total = 0
-    for source in sources:
-        if is_stdio(source):
-            return None
-        if format == "parquet" or (format is None and is_parquet(source)):
-            total += open_parquet(source).metadata.num_rows
-        else:
-            total += sum(isinstance(r, Paper) for r in iter_records(source, format=format))
-    return total
 
 
 def read_papers(

@@ -34,10 +34,11 @@ from ..config import TaggerConfig
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import sha256
+from ..io.inputs import paper_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
 from ..io.parts import MANIFEST, load_manifest
-from ..io.readers import iter_records, paper_inputs
+from ..io.readers import iter_records
 from ..taxonomy.model import Taxonomy
 from .connection import connect, reachable
 from .partitions import PARTITION_SIZE, Partition, expand, plan, read_partition

@@ -24,9 +24,10 @@ from ..config import TaggerConfig, tagger_version
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
+from ..io.inputs import count_papers, paper_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import count_papers, iter_records, paper_inputs
+from ..io.readers import iter_records
 from ..io.tagged import (
     TaggedLine,
     count_lines,

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from tagger.cli import main
-from tagger.io.readers import iter_records, paper_inputs
+from tagger.io.inputs import paper_inputs
+from tagger.io.readers import iter_records
 
 from ..conftest import EXAMPLES, MINI_TAXONOMY
 

@@ -10,7 +10,7 @@ import re
 from click.testing import CliRunner
 
 from tagger.cli import main
-from tagger.io.readers import count_papers
+from tagger.io.inputs import count_papers
 from tagger.io.tagged import count_lines
 
 from ..conftest import EXAMPLES, MINI_TAXONOMY
