@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from tagger.cli import main
@@ -451,8 +452,10 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path):
     assert code == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert stderr.splitlines() == [
+        "Note: tagging with the packaged taxonomy "
+        + yaml.safe_load((ROOT / "taxonomy.yaml").read_text())["version"],
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run."
+        "continues a run.",
     ], stderr
 
 
