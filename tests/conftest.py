@@ -69,6 +69,7 @@ def _embedder_for_the_lane(request, monkeypatch):
     monkeypatch.setattr(tagger.language.embedders, "make_embedder", lambda *a, **k: HashEmbedder())
     monkeypatch.setattr(tagger.language.embedders, "_load_sentence_transformer", refuse)
     monkeypatch.setattr(tagger.language.embedders, "_load_onnx", refuse)
+    monkeypatch.setattr(tagger.language.embedders, "_load_static", refuse)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tagger.cli import main
+from tagger.io.display import short_path
 
 from .conftest import EXAMPLES, MINI_TAXONOMY, ROOT
 
@@ -92,8 +93,8 @@ def test_filter_unknown_area_suggests_the_closest(tmp_path):
     tagged = tmp_path / "t.jsonl"
     tagged.write_text("")
     result = CliRunner().invoke(main, ["filter", str(tagged), "--area", "rll", *MINI])
-    assert result.exit_code == 1
-    assert result.stderr.startswith("Error: unknown area 'rll' (did you mean rl")
+    assert result.exit_code == 2  # the option's value is wrong: a usage error
+    assert result.stderr.splitlines()[-1].startswith("Error: unknown area 'rll' (did you mean rl")
     assert result.stdout == ""
 
 
@@ -102,9 +103,9 @@ def test_area_takes_area_ids_only(tmp_path, value):
     tagged = tmp_path / "t.jsonl"
     tagged.write_text("")
     result = CliRunner().invoke(main, ["filter", str(tagged), "--area", value, *MINI])
-    assert result.exit_code == 1
-    assert result.stderr == (
-        f"Error: --area {value!r} is not an area id; --area takes one id, "
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        f"\nError: --area {value!r} is not an area id; --area takes one id, "
         "like 'rl.offline' (combine areas with --where \"rl and not llm\")\n"
     )
 
@@ -144,6 +145,7 @@ def test_tag_reports_bad_records_and_keeps_going(tmp_path):
     ]
     assert rejected[1]["reason"].startswith("invalid JSON")
     assert result.stderr.splitlines() == [
+        f"Note: tagging with {short_path(MINI_TAXONOMY)} (version test-1)",
         f"Warning: skipped {papers} line 2: the abstract is empty",
         f"Warning: skipped {papers} line 3: {rejected[1]['reason']}",
         f"tagged 2 papers, 2 rejected: see {errors}",
@@ -459,7 +461,7 @@ def test_tagged_output_can_be_tagged_again(tmp_path):
     broken.write_bytes(once.read_bytes().replace(b'"provenance"', b'"provenanc"', 1))
     result = CliRunner().invoke(main, ["tag", str(broken), *MINI])
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == (
+    assert result.stderr.splitlines()[1] == (
         f"Warning: skipped {broken} line 1: not a line of tagged JSONL: 'provenance': "
         "field required"
     )

@@ -28,7 +28,7 @@ FIELDS = [field.name for field in dataclasses.fields(TaggerConfig)]
         ("min_score", float("nan"), "a float in [0, 1]"),
         ("max_tags", True, "an int >= 1"),
         ("embedding_model", "", "a non-empty str"),
-        ("embedding_backend", "cuda", "one of 'onnx-int8', 'onnx', 'torch'"),
+        ("embedding_backend", "cuda", "one of 'onnx-int8', 'onnx', 'torch', 'static'"),
     ],
 )
 def test_invalid_settings_are_refused_with_a_clear_message(option, value, wanted):
@@ -69,7 +69,12 @@ def test_command_line_defaults_and_ranges_are_the_configs():
         assert options[name].default == getattr(TaggerConfig(), name), name
         assert options[name].help == TaggerConfig.help(name)
     assert (options["diversity"].type.min, options["diversity"].type.max) == (0, 1)
-    assert list(options["embedding_backend"].type.choices) == ["onnx-int8", "onnx", "torch"]
+    assert list(options["embedding_backend"].type.choices) == [
+        "onnx-int8",
+        "onnx",
+        "torch",
+        "static",
+    ]
 
 
 def test_spacy_component_takes_every_setting_with_the_configs_defaults():

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError, ModelError
+from ..io.display import progress_bar
 from ..io.files import check_outputs, open_output
 from ..io.jsonl import JsonlWriter
 from ..io.tagged import Skip, read_tagged, sniff_tagged
@@ -290,12 +291,16 @@ def evaluate_file(
     references: bool = False,
     save_tagged: str | Path | None = None,
     skip: Skip | None = None,
+    progress: bool = False,
 ) -> Evaluation:
     """Evaluate a file (or "-" for stdin, read once) of labelled papers in any input format,
     which ``tagger`` tags first (and, with ``save_tagged``, writes there), or of tagged output,
     evaluated as it is. ``references`` also scores YAKE and plain KeyBERT keyphrases. A record
-    that cannot be read raises InputError, or, given ``skip``, is passed to it and left out."""
-    records, seconds = tagged_records(source, tagger, save_tagged=save_tagged, skip=skip)
+    that cannot be read raises InputError, or, given ``skip``, is passed to it and left out.
+    ``progress``: a bar on stderr while the papers are tagged."""
+    records, seconds = tagged_records(
+        source, tagger, save_tagged=save_tagged, skip=skip, progress=progress
+    )
     refs = None
     if references:
         texts = [f"{r.paper.title or ''}. {r.paper.abstract}" for r in records]
@@ -319,9 +324,11 @@ def tagged_records(
     *,
     save_tagged: str | Path | None = None,
     skip: Skip | None = None,
+    progress: bool = False,
 ) -> tuple[list[TaggedPaper], float | None]:
     """The tagged records of ``source``: read as they are when it holds tagged output, else its
-    papers tagged by ``tagger`` (and written to ``save_tagged``), with the seconds that took."""
+    papers tagged by ``tagger`` (and written to ``save_tagged``), with the seconds that took;
+    with ``progress``, a bar on stderr counts them as they are tagged."""
     tagged, stdin = sniff_tagged(source)
     if tagged:
         return list(read_tagged(source, stdin=stdin, skip=skip)), None
@@ -330,7 +337,10 @@ def tagged_records(
         saved = stack.enter_context(open_output(save_tagged)) if save_tagged else None
         papers = _read_papers(source, stdin, skip)
         started = time.perf_counter()
-        records = list(tagger.tag_many(papers))
+        tagged = tagger.tag_many(papers)
+        if progress:
+            tagged = progress_bar(tagged, total=len(papers))
+        records = list(tagged)
         seconds = time.perf_counter() - started
         if saved:
             writer = JsonlWriter(saved)

@@ -13,7 +13,7 @@ import csv
 import difflib
 import io
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import TaggerError
@@ -100,8 +100,8 @@ def paper_filter(
     """A test of one tagged paper: tagged (at ``min_score`` or more) with one of ``areas`` or an
     area below it, matching the ``where`` expression, of ``venue`` (any case) and ``year``.
 
-    ``known`` holds the taxonomy's area ids; an unknown id is a :class:`QueryError` that names
-    the closest ones.
+    ``known`` holds the taxonomy's area ids, or maps them to their areas (``taxonomy.by_id``);
+    an unknown id is a :class:`QueryError` that names the ones it likely means (:func:`meant`).
     """
     wanted = [_area(area, known, "--area") for area in areas]
     expression = parse_query(where, known) if where is not None else None
@@ -214,7 +214,7 @@ class _Parser:
 
 
 def _area(text: str, known: Collection[str], option: str) -> str:
-    """``text`` if it is a known area id; else a QueryError naming the closest ones."""
+    """``text`` if it is a known area id; else a QueryError naming the ones it likely means."""
     if text in known:
         return text
     if not _AREA_ID.fullmatch(text) or text in _KEYWORDS:
@@ -222,6 +222,41 @@ def _area(text: str, known: Collection[str], option: str) -> str:
             f"{option} {text!r} is not an area id; {option} takes one id, like "
             "'rl.offline' (combine areas with --where \"rl and not llm\")"
         )
-    guesses = difflib.get_close_matches(text, list(known), n=3)
+    guesses = meant(text, known)
     hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
     raise QueryError(f"unknown area {text!r}{hint}; `tagger taxonomy check` lists them")
+
+
+def meant(text: str, known: Collection[str], limit: int = 4) -> list[str]:
+    """The known area ids an unknown ``text`` most likely means, best first: those whose last
+    part it is (``gnn``: graph.gnn; ``llms``: llm, rl.llm), then those whose name has it as
+    words (``transformer``: dl.attention, "Attention & transformer architectures"); if there
+    are none, the closest in spelling, by the whole id or its last part (``rl.ofline``).
+    ``known`` holds the ids, or maps them to their areas (``taxonomy.by_id``), whose names are
+    then searched too."""
+    wanted = _words(text)
+    names = known if isinstance(known, Mapping) else {}
+    found = [area for area in known if _words(area.rsplit(".", 1)[-1]) == wanted]
+    found.sort(key=lambda area: area.count("."))  # 'llms': llm before rl.llm
+    found += [a for a in names if _has_words(_words(getattr(names[a], "name", "")), wanted)]
+    if found:
+        return list(dict.fromkeys(found))[:limit]
+    last: dict[str, list[str]] = {}
+    for area in known:
+        last.setdefault(area.rsplit(".", 1)[-1].lower(), []).append(area)
+    found += difflib.get_close_matches(text.lower(), list(known), n=limit)
+    for close in difflib.get_close_matches(text.lower(), list(last), n=limit):
+        found += last[close]
+    return list(dict.fromkeys(found))[:limit]
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """Lower-case words, a plural 's' dropped: 'multi_agent' and 'Multi-agent RL' alike."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def _has_words(name: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    """Whether ``wanted`` occurs in ``name`` as consecutive whole words."""
+    n = len(wanted)
+    return n > 0 and any(name[k : k + n] == wanted for k in range(len(name) - n + 1))

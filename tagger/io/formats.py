@@ -1,4 +1,5 @@
-"""Which format a file of papers is in: by its name, else by its first bytes. The readers
+"""Which format a file of papers is in: by its name, else by its first bytes; and which files are
+no papers at all (a README, a taxonomy beside the papers a glob caught). The readers
 (io.readers), tagged output (io.tagged) and the cluster's planner all ask here."""
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ _FORMAT_OF_SUFFIX = {
     ".csv": "csv",
     ".tsv": "csv",
     ".txt": "text",
-    ".md": "text",
     ".parquet": "parquet",
 }
+PAPER_SUFFIXES = tuple(_FORMAT_OF_SUFFIX)  # a file named so holds papers (gzipped: .jsonl.gz)
 _ABSTRACT_NAMES = frozenset(name.lower() for name in FIELD_ALIASES["abstract"])
 _JSON_ARRAY_START = re.compile(r"\[\s*(?:[\[{\]\"]|$)")
 _JSON_OBJECT_START = re.compile(r"\{\s*(?:[\"}]|$)")
@@ -42,12 +43,15 @@ def is_parquet(source: str | Path) -> bool:
         return False  # iter_records says what is wrong with it
 
 
-def detect_format(name: str, head: bytes) -> str:
-    """The format of a file called ``name`` (may be "") whose first bytes are ``head``.
+def detect_format(name: str, head: bytes) -> str | None:
+    """The format of a file called ``name`` (may be "") whose first bytes are ``head``, or None
+    if it holds no papers.
 
     The extension decides, except that a ``.json`` file whose first line is a whole JSON
     object holds JSON Lines. Without a known extension: ``[`` is a JSON array, ``{`` JSON
-    Lines, a first line naming an abstract column CSV, anything else paper-list text.
+    Lines, a first line naming an abstract column CSV, anything else paper-list text if the
+    name has no extension (``papers``, stdin), and no papers if it has another one
+    (``README.md``, ``overlay.yaml``): a glob that caught them must not tag their paragraphs.
     """
     suffix = PurePath(name).suffix.lower()
     text = head.removeprefix(BOM).decode("utf-8", "replace").lstrip()
@@ -64,7 +68,24 @@ def detect_format(name: str, head: bytes) -> str:
         return "jsonl"
     if _names_abstract_column(first_line):
         return "csv"
-    return "text"
+    return None if suffix else "text"
+
+
+def not_papers(name: str) -> str:
+    """Why the file called ``name`` is refused when :func:`detect_format` finds no papers in it,
+    and the way to read it still."""
+    suffix = PurePath(name).suffix
+    return (
+        f"not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
+        ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like "
+        "one; leave it out, or give --format to read it as papers (--format text for a paper list)"
+    )
+
+
+def is_paper_file(path: Path) -> bool:
+    """Whether ``path`` is named like a file of papers (gzipped or not)."""
+    name = path.name.lower().removesuffix(".gz")
+    return PurePath(name).suffix in PAPER_SUFFIXES
 
 
 def _is_json_object(line: str) -> bool:

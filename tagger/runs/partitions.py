@@ -108,7 +108,7 @@ def plan(inputs: Sequence[str], *, size: int = PARTITION_SIZE, format: str | Non
 
 
 def _format_of(source: str, format: str | None) -> str:
-    from ..io.formats import detect_format, is_parquet
+    from ..io.formats import detect_format, is_parquet, not_papers
 
     if format:
         return format
@@ -117,7 +117,11 @@ def _format_of(source: str, format: str | None) -> str:
     stream, _ = open_input(source)  # gzip read through, as iter_records reads it
     with stream:
         head = stream.read(1 << 16)
-    return detect_format(Path(source).name.removesuffix(".gz"), head)
+    name = Path(source).name.removesuffix(".gz")
+    chosen = detect_format(name, head)
+    if chosen is None:
+        raise InputError(not_papers(name), source=source)
+    return chosen
 
 
 def _gzipped(source: str) -> bool:

@@ -126,10 +126,11 @@ class NeighbourIndex:
 
     def serves(self, embedder_name: str) -> bool:
         """Whether papers embedded by ``embedder_name`` compare with this index's: the same model
-        (any of its backends: 'sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)' and the torch
-        one share a space)."""
+        (any of its transformer backends: 'sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)' and
+        the torch one share a space; the static table distilled from it does not)."""
         model = self.about.get("model")
-        return bool(model) and embedder_name.split(" (")[0] == model
+        name, _, backend = embedder_name.partition(" (")
+        return bool(model) and name == model and backend.rstrip(")") != "static"
 
     def __len__(self) -> int:
         return len(self.ids)

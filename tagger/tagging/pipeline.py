@@ -352,10 +352,9 @@ class Tagger:
         return self._workers[1]
 
     def _export(self) -> Path | None:
-        """The ONNX export workers load (made here, once, if missing), or None for torch."""
-        if self.config.embedding_backend == "torch":
-            return None
-        return embedders.onnx_model_dir()
+        """What workers' embedders load (the ONNX export or the static table, made here, once,
+        if missing), or None for torch."""
+        return embedders.export_dir(self.config.embedding_backend)
 
     def close(self) -> None:
         """Stop worker processes, if any were started."""

@@ -5,6 +5,10 @@ it is about. Errors make the taxonomy unusable (``load_taxonomy`` refuses it); w
 that will mislead the tagger: the same alias in two areas, acronyms that are English words,
 regular expressions that can backtrack catastrophically, areas nothing can find, missing
 crosswalks and, given a tagged corpus, rules that never fire.
+
+A phrase or acronym meant for two areas (a paper on "fair clustering" is about both) is said so
+on its line, with the reason: ``- fair clustering  # lint: shared, fairness applied to
+clustering``. Lint then does not flag it there (:data:`SHARED_MARK`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from ..errors import TaxonomyError
 from ..io.tagged import Skip, read_tagged, same_taxonomy
 from ..records import TaggedPaper
-from .loading import default_taxonomy_path, load_taxonomy
+from .loading import default_taxonomy_path, load_taxonomy, source_name
 from .model import Taxonomy
 from .rules import RuleSet
 from .schemes import schemes
@@ -50,6 +54,7 @@ COMMON_WORDS = frozenset(
 RULE_FIELDS = ("aliases", "cues", "acronyms", "patterns")  # what can tag an area (not exclude)
 _SHOWN = 3  # rules named in a "never fired" finding
 LONG_PHRASE_WORDS = 8
+SHARED_MARK = re.compile(r"#.*\blint: shared\b")  # on a rule's line: it is meant for two areas
 
 
 @dataclass(frozen=True)
@@ -82,10 +87,11 @@ def lint_taxonomy(
     tagged with another taxonomy.
     """
     path = Path(path) if path is not None else default_taxonomy_path()
+    source = source_name(path)
     try:
         taxonomy = load_taxonomy(path)
     except TaxonomyError as exc:
-        return [_structural(problem, str(path)) for problem in exc.problems]
+        return [_structural(problem, source) for problem in exc.problems]
     linter = _Linter(taxonomy)
     linter.shared_phrases()
     linter.acronyms()
@@ -98,7 +104,27 @@ def lint_taxonomy(
         if warn is not None:
             records = same_taxonomy(records, taxonomy, warn, str(corpus))
         linter.corpus(records, Path(corpus).name)
-    return sorted(linter.findings, key=lambda f: (f.source != str(path), f.source, f.line or 0))
+    marked = _shared_lines(path, source)
+    findings = [
+        f for f in linter.findings if not (id(f) in linter.shared and f.line in marked[f.source])
+    ]
+    return sorted(findings, key=lambda f: (f.source != source, f.source, f.line or 0))
+
+
+def _shared_lines(path: Path, source: str) -> defaultdict[str, set[int]]:
+    """The lines marked ``# lint: shared``, by source: of the file linted and of the packaged
+    taxonomy (which an overlay may extend)."""
+    marked: defaultdict[str, set[int]] = defaultdict(set)
+    for name, file in {
+        source: path,
+        source_name(default_taxonomy_path()): default_taxonomy_path(),
+    }.items():
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        marked[name] = {k for k, line in enumerate(lines, 1) if SHARED_MARK.search(line)}
+    return marked
 
 
 def _structural(problem: str, source: str) -> Finding:
@@ -117,13 +143,18 @@ class _Linter:
     def __init__(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
         self.findings: list[Finding] = []
+        self.shared: set[int] = set()  # ids of the findings that a `# lint: shared` mark silences
 
-    def warn(self, area: str, message: str, *where: Any) -> None:
+    def warn(self, area: str, message: str, *where: Any, shared: bool = False) -> None:
         """A warning about ``area``, on the line of ``where`` inside it ('aliases', 2) if given:
-        in the file that line is in (an overlay, or the taxonomy it extends)."""
+        in the file that line is in (an overlay, or the taxonomy it extends). ``shared``: it is
+        about a phrase another area has too, which its line may say is meant."""
         at = self.taxonomy.origin(area, *where)
         source, line = (at.source, at.line) if at else (self.taxonomy.source, None)
-        self.findings.append(Finding("warning", line, area, f"area {area!r}: {message}", source))
+        finding = Finding("warning", line, area, f"area {area!r}: {message}", source)
+        self.findings.append(finding)
+        if shared:
+            self.shared.add(id(finding))
 
     def place(self, area: str, *where: Any, beside: tuple[Any, ...]) -> str:
         """'line 40' of a node, in a finding about the node ``beside`` (area, field, index);
@@ -134,15 +165,17 @@ class _Linter:
         return f"line {found.line}" if here and here.source == found.source else str(found)
 
     def shared_phrases(self) -> None:
-        """An alias or cue whose normalised words are another area's alias or cue (of the same
-        facet: a contribution type may share words with a topic)."""
+        """An alias whose normalised words are another area's alias or cue, or a cue that is
+        another area's alias (of the same facet: a contribution type may share words with a
+        topic). Two areas' cues may share words: a cue is a word that suggests an area "but
+        also occurs elsewhere" (taxonomy.yaml's header), so a cue shared is what cues are for."""
         first: dict[tuple[str | None, tuple[str, ...]], Any] = {}
         for rule in RuleSet(self.taxonomy).rules:
             if rule.kind not in ("alias", "cue"):
                 continue
             for words in rule.words:
                 other = first.setdefault((self.taxonomy.facet(rule.area), words), rule)
-                if other.area == rule.area:
+                if other.area == rule.area or rule.kind == other.kind == "cue":
                     continue
                 kind = "its ancestor" if other.area in self.taxonomy.path(rule.area) else "area"
                 there = self.place(
@@ -153,9 +186,10 @@ class _Linter:
                     f"{rule.kind} {rule.text!r} is also the {other.kind} "
                     f"{other.text!r} of {kind} {other.area!r} "
                     f"({there}) "
-                    "(keep it in one area)",
+                    "(keep it in one area, or mark its line `# lint: shared, WHY`)",
                     rule.field,
                     rule.index,
+                    shared=True,
                 )
                 break  # one finding per phrase
 
@@ -177,6 +211,7 @@ class _Linter:
                         "(keep it in one area, or write the long forms as aliases)",
                         "acronyms",
                         k,
+                        shared=True,
                     )
                 owner.setdefault(acronym, (area.id, k))
                 if acronym.lower() in common:

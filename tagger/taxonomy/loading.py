@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import TaxonomyError
-from .model import Area, Origin, Taxonomy, build_taxonomy
+from ..io.display import short_path
+from .model import PACKAGED, Area, Origin, Taxonomy, build_taxonomy
 from .overlays import Overlay, apply_overlay
 from .problems import cross_check, render_error
 from .yamlfile import line_of, read_yaml
@@ -19,7 +20,7 @@ from .yamlfile import line_of, read_yaml
 
 def default_taxonomy_path() -> Path:
     """The default taxonomy: the copy installed inside the package, or, when running from a
-    source checkout, the repository's top-level ``taxonomy.yaml``."""
+    source checkout, the repository's top-level ``taxonomy.yaml`` (the file that is packaged)."""
     installed = Path(str(resources.files("tagger"))) / "data" / "taxonomy.yaml"
     return (
         installed if installed.is_file() else Path(__file__).resolve().parents[2] / "taxonomy.yaml"
@@ -30,6 +31,38 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     """Read, validate and cross-check a taxonomy file, or an overlay and what it extends.
     Raises ``TaxonomyError`` listing every problem, each with its file and line."""
     return _load(Path(path) if path is not None else default_taxonomy_path(), ())
+
+
+def source_name(path: Path) -> str:
+    """How messages name the taxonomy file at ``path``: the default one
+    (:func:`default_taxonomy_path`) as "the packaged taxonomy", however tagger is installed, so
+    that no message prints a long site-packages path; any other by its path, short
+    (io.display.short_path)."""
+    try:
+        default = path.resolve() == default_taxonomy_path().resolve()
+    except OSError:
+        default = False
+    return PACKAGED if default else short_path(path)
+
+
+LOCAL_TAXONOMY = Path("taxonomy.yaml")  # the name a taxonomy in the working directory has
+
+
+def ignored_local_taxonomy(path: str | Path | None) -> Path | None:
+    """``taxonomy.yaml`` of the working directory, if tagger does not read it: no ``path`` was
+    given, so the packaged taxonomy is in use, and this file holds something else (a copy of
+    the repository's file, edited after ``pip install .``, say). None otherwise."""
+    if path is not None or not LOCAL_TAXONOMY.is_file():
+        return None
+    default = default_taxonomy_path()
+    try:
+        if LOCAL_TAXONOMY.resolve() == default.resolve():
+            return None  # a source checkout: the packaged file is this one
+        if LOCAL_TAXONOMY.stat().st_size > MAX_TAXONOMY_BYTES:
+            return LOCAL_TAXONOMY
+        return None if LOCAL_TAXONOMY.read_bytes() == default.read_bytes() else LOCAL_TAXONOMY
+    except OSError:
+        return None
 
 
 MAX_TAXONOMY_BYTES = 64 * 2**20  # the shipped taxonomy is under 1 MB
@@ -53,7 +86,7 @@ def _load(
         raise TaxonomyError([f"{path}: is a directory, not a taxonomy file"]) from None
     except OSError as exc:
         raise TaxonomyError([f"{path}: cannot be read: {exc.strerror}"]) from None
-    return _parse(raw, str(path), path.parent, (*extending, path.resolve()), base)
+    return _parse(raw, source_name(path), path.parent, (*extending, path.resolve()), base)
 
 
 def parse_taxonomy(raw: bytes | str, *, source: str = "<taxonomy>") -> Taxonomy:
@@ -169,6 +202,9 @@ def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, .
     if not path.is_file():
         what = "is not a file" if path.exists() else "does not exist"
         raise TaxonomyError(
-            [f"{where}: extends {extends!r}, and {path} {what} ('builtin' is the shipped taxonomy)"]
+            [
+                f"{where}: extends {extends!r}, and {short_path(path)} {what} ('builtin' is the "
+                "shipped taxonomy)"
+            ]
         )
     return _load(path, extending, base=(where, extends))

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..io.display import printable
 from .schemes import schemes
 
+PACKAGED = "the packaged taxonomy"  # how messages name the taxonomy tagger ships (its source)
 MAX_PHRASE_WORDS = 12  # of an alias, cue or exclusion: areas are named in a few words
 MAX_PHRASE_CHARS = 150
 MAX_ACRONYM_CHARS = 20
@@ -245,14 +246,19 @@ class Taxonomy:
             lines.append(f"{'  ' * depth}{area.id}  {printable(area.name)}  ({rules} rules)")
         return "".join(line + "\n" for line in lines)
 
+    @property
+    def label(self) -> str:
+        """The taxonomy in a few words, as messages name it: "the packaged taxonomy 2026.11.3",
+        "lab.yaml (version 2026.11.3+lab-1, extends the packaged taxonomy)"."""
+        if self.source == PACKAGED:
+            return f"{PACKAGED} {self.version}"
+        based = f", extends {self.extends}" if self.extends else ""
+        return f"{self.source} (version {self.version}{based})"
+
     def summary(self) -> str:
-        """One line: where the taxonomy comes from, its version and its shape."""
+        """One line: which taxonomy it is, its version and its shape."""
         depth = max((depth for depth, _ in self.walk()), default=0) + 1
-        based = f" (extends {self.extends})" if self.extends else ""
-        return (
-            f"{self.source}{based}: version {self.version}, {len(self.areas)} areas, "
-            f"{len(self.roots)} roots, {depth} levels"
-        )
+        return f"{self.label}: {len(self.areas)} areas, {len(self.roots)} roots, {depth} levels"
 
     def as_dict(self) -> dict[str, Any]:
         """The effective taxonomy as plain data: every area's fields that differ from their

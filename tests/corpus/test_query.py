@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
 from tagger.cli import main
-from tagger.corpus.query import QueryError, parse_query
+from tagger.corpus.query import QueryError, meant, parse_query
+from tagger.taxonomy.loading import load_taxonomy
 
-from ..conftest import MINI_TAXONOMY, tagged_record, write_tagged
+from ..conftest import EXAMPLES, MINI_TAXONOMY, tagged_record, write_tagged
 
 KNOWN = {"rl", "rl.multi-agent", "graphs", "graphs.gnn", "llm"}
 
@@ -83,8 +86,8 @@ def test_filter_where_venue_year_and_formats(tmp_path):
     bad = CliRunner().invoke(
         main, ["filter", str(path), "--where", "rl and (", "--taxonomy", str(MINI_TAXONOMY)]
     )
-    assert bad.exit_code == 1
-    assert bad.stderr == "Error: --where 'rl and (': the expression ends too early\n"
+    assert bad.exit_code == 2  # a usage error, as the README says
+    assert bad.stderr.splitlines()[-1] == "Error: --where 'rl and (': the expression ends too early"
 
 
 def test_filter_tagged_from_python():
@@ -109,3 +112,36 @@ def test_filter_tagged_from_python():
     assert ids() == ["a", "b", "c"]
     with pytest.raises(QueryError, match="'rl or llm' is not an area id"):
         ids(areas=["rl or llm"])
+
+
+@pytest.mark.parametrize(
+    ("unknown", "guesses"),
+    [
+        ("gnn", ["graph.gnn"]),  # the last part of an id
+        ("GNNs", ["graph.gnn"]),
+        ("llms", ["llm", "rl.llm", "safety.llm", "llm.pretraining"]),  # the shortest first
+        ("transformer", ["dl.attention"]),  # a word of the name "Attention & transformer ..."
+        ("multi-agent", ["rl.multi_agent"]),
+        ("bayesian", ["prob.bayesian", "opt.bayesopt"]),  # last part, then name
+        ("rl.ofline", ["rl.offline", "rl.policy", "rl.safe", "rl.planning"]),  # spelling
+    ],
+)
+def test_an_unknown_area_is_matched_by_its_last_part_name_then_spelling(unknown, guesses):
+    assert meant(unknown, load_taxonomy().by_id) == guesses
+
+
+def test_the_help_example_of_where_runs_and_its_short_form_is_pointed_to_graph_gnn():
+    """`tagger filter --help` shows "graph.gnn or (graph and theory)"; the short "gnn" is a
+    usage error that names graph.gnn, not what is closest in spelling."""
+    tagged = str(EXAMPLES / "tagged" / "icml2025-abstracts.jsonl")
+    runner = CliRunner()
+    help_text = runner.invoke(main, ["filter", "--help"]).stdout
+    example = " ".join(re.search(r'"([^"]+)"', help_text[help_text.index("--where") :])[1].split())
+    assert example == "graph.gnn or (graph and theory)"
+    result = runner.invoke(main, ["filter", tagged, "--where", example, "--format", "ids"])
+    assert result.exit_code == 0, result.stderr
+    wrong = runner.invoke(main, ["filter", tagged, "--where", "gnn or (graph and theory)"])
+    assert wrong.exit_code == 2
+    assert wrong.stderr.splitlines()[-1] == (
+        "Error: unknown area 'gnn' (did you mean graph.gnn?); `tagger taxonomy check` lists them"
+    )

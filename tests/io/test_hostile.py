@@ -61,5 +61,9 @@ def test_missing_file_or_directory_is_a_clear_error(tmp_path, make):
         target.mkdir()
     result = CliRunner().invoke(main, ["tag", str(target), "--taxonomy", str(MINI_TAXONOMY)])
     assert result.exit_code == 1
-    reason = "no such file" if make == "missing" else "is a directory, not a file of papers"
+    reason = (
+        "no such file"
+        if make == "missing"
+        else "is a directory with no file of papers in it: name the files to tag"
+    )
     assert result.stderr == f"Error: {target}: {reason}\n"

@@ -468,7 +468,10 @@ def test_stdin_errors_name_stdin() -> None:
         ("a.csv", b"whatever", "csv"),
         ("a.tsv", b"", "csv"),
         ("a.txt", b"[1, 2]", "text"),
-        ("a.md", b"{", "text"),
+        ("a.md", b"{", "jsonl"),  # no paper suffix: the content decides
+        ("README.md", b"# Example inputs\n", None),  # no papers
+        ("overlay.yaml", b"extends: builtin\n", None),
+        ("notes.md", b"id,abstract\n", "csv"),
         ("", b'  \n[{"abstract": 1}]', "json"),
         ("", b"\xef\xbb\xbf[", "json"),
         ("", b'{"abstract": "x"}', "jsonl"),

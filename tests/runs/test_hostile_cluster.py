@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from tagger.cli import main
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY
+from ..conftest import EXAMPLES, MINI_TAXONOMY, ROOT
 
 MINI = ["--taxonomy", str(MINI_TAXONOMY)]
 ABSTRACTS = [
@@ -451,8 +452,10 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path):
     assert code == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert stderr.splitlines() == [
+        "Note: tagging with the packaged taxonomy "
+        + yaml.safe_load((ROOT / "taxonomy.yaml").read_text())["version"],
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run."
+        "continues a run.",
     ], stderr
 
 
@@ -564,3 +567,18 @@ def test_a_real_deployment_loses_a_worker_and_no_part(tmp_path, deployment, tagg
     for part, path in zip(manifest["parts"], _parts(out), strict=True):
         assert part["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert not list(out.glob(".*"))  # no temporary file left
+
+
+def test_the_dashboard_dependency_is_an_extra():
+    """`pip install "tagger[cluster]"` installs what distributed needs for the dashboard (issue
+    25, item 10); without it, the run says nothing of a dashboard (cluster._dashboard)."""
+    import tomllib
+
+    from distributed.versions import BOKEH_REQUIREMENT
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    [wanted] = [Requirement(r) for r in extras["optional-dependencies"]["cluster"]]
+    assert wanted.name == BOKEH_REQUIREMENT.name == "bokeh"
+    floor = next(spec.version for spec in wanted.specifier if spec.operator == ">=")
+    assert BOKEH_REQUIREMENT.specifier.contains(floor)

@@ -62,6 +62,10 @@ def test_the_index_round_trips_and_a_paper_never_finds_itself(tmp_path):
     assert index.serves("test/hash-64") and not index.serves(
         "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
     )
+    shipped = NeighbourIndex.load()  # the transformer's space, not the table distilled from it
+    assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)")
+    assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (torch)")
+    assert not shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (static)")
     code = index.codes[0]
     [near] = index.nearest([code], [abstract_key(SHIPPED[0][2])], 3)
     assert [j for j, _ in near] == [1, 2]  # itself left out, by its abstract

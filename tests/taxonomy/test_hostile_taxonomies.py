@@ -65,7 +65,7 @@ def test_a_run_says_which_patterns_were_skipped_and_why(tmp_path):
     )
     result = run("tag", source, "--taxonomy", taxonomy)
     assert result.exit_code == 0
-    warnings = [line for line in result.stderr.splitlines() if "pattern" in line]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning: pattern")]
     slow = [pattern.replace("\\", "\\\\") for pattern in SLOW]
     assert warnings == [
         f"Warning: pattern '{slow[0]}' of area 'x0' ran over 0.5 s on a paper and was skipped "

@@ -61,7 +61,8 @@ def test_a_new_area_joins_the_tree_with_its_lines(tmp_path, base):
     assert str(taxonomy.origin("rl.offline", "aliases", 0)) == f"{tmp_path / 'lab.yaml'} line 8"
     assert str(taxonomy.origin("rl", "aliases", 1)) == f"{base} line 7"
     assert taxonomy.extends == str(base)
-    assert taxonomy.summary().startswith(f"{tmp_path / 'lab.yaml'} (extends {base}): version")
+    lab = tmp_path / "lab.yaml"
+    assert taxonomy.summary().startswith(f"{lab} (version test-1+lab-1, extends {base}):")
 
 
 def test_rules_are_added_removed_and_replaced(tmp_path, base):
@@ -310,7 +311,7 @@ def test_show_and_check_on_an_overlay(tmp_path, base):
     assert shown.exit_code == 0
     assert hashlib.sha256(shown.stdout_bytes).hexdigest() == load_taxonomy(path).sha256
     yaml_shown = runner.invoke(main, ["taxonomy", "show", "--taxonomy", str(path)])
-    assert yaml_shown.stdout.startswith(f"# {path} (extends {base}): version test-1+lab-1")
+    assert yaml_shown.stdout.startswith(f"# {path} (version test-1+lab-1, extends {base}):")
     checked = runner.invoke(main, ["taxonomy", "check", "--taxonomy", str(path)])
     assert checked.exit_code == 0
     assert "  rl.offline  Offline RL  (1 rules)\n" in checked.stdout
@@ -328,7 +329,8 @@ def test_lint_names_the_file_each_finding_is_in(tmp_path, base):
     findings = [str(f) for f in lint_taxonomy(path)]
     assert (
         f"{path} line 12: warning: area 'graphs': alias 'policy gradient' is also the alias "
-        f"'policy gradient' of area 'rl' ({base} line 7) (keep it in one area)"
+        f"'policy gradient' of area 'rl' ({base} line 7) (keep it in one area, or mark its line "
+        "`# lint: shared, WHY`)"
     ) in findings
     assert [
         str(f) for f in lint_taxonomy(overlay(tmp_path, "extends: base.yaml\ndrop: [x]\n"))

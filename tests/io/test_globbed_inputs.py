@@ -1,0 +1,104 @@
+"""What a shell glob hands `tagger tag`: directories and files that hold no papers (issue 25,
+item 9). `tagger tag examples/*` met the directory examples/tagged and stopped; `examples/*.*`
+tagged the paragraphs of README.md and overlay.yaml as papers and exited 0."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import main
+from tagger.io.inputs import paper_inputs
+from tagger.io.readers import iter_records
+
+from ..conftest import EXAMPLES, MINI_TAXONOMY
+
+MINI = ["--taxonomy", str(MINI_TAXONOMY)]
+NOT_PAPERS = (
+    "not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
+    ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like one; "
+    "leave it out, or give --format to read it as papers (--format text for a paper list)"
+)
+
+
+@pytest.fixture
+def examples(tmp_path, monkeypatch):
+    """A copy of examples/, and the working directory its parent, as after a clone."""
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "examples"
+
+
+def tag(*args):
+    return CliRunner().invoke(main, ["tag", *args, *MINI])
+
+
+@pytest.mark.parametrize(("name", "suffix"), [("README.md", ".md"), ("overlay.yaml", ".yaml")])
+def test_a_file_that_holds_no_papers_is_refused_before_anything_is_tagged(examples, name, suffix):
+    result = tag("examples/icml2025-abstracts.txt", f"examples/{name}")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"Error: examples/{name}: {NOT_PAPERS.format(suffix=suffix)}\n"
+
+
+def test_format_says_otherwise(examples):
+    result = tag("examples/README.md", "--format", "text")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) > 3  # its paragraphs, tagged as asked
+
+
+def test_content_that_is_papers_is_read_whatever_the_name(tmp_path):
+    papers = tmp_path / "papers.export"
+    papers.write_text('{"id": "a", "abstract": "Reinforcement learning for robots."}\n')
+    result = tag(str(papers))
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+def test_a_directory_reads_the_paper_files_in_it_and_says_so(examples):
+    result = tag("examples", "-o", "out.jsonl")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        "Note: examples is a directory: reading the papers of "
+        "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt "
+        "(not README.md, overlay.yaml, tagged/)"
+    )
+    assert result.stderr.splitlines()[-1] == "tagged 50 papers to out.jsonl"  # 19 + 12 + 19
+
+
+def test_the_glob_of_a_folder_stops_at_its_readme_not_at_its_subdirectory(examples):
+    given = sorted(str(path.relative_to(examples.parent)) for path in examples.iterdir())
+    result = tag(*given)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Note: examples/tagged is a directory: reading the papers of icml2025-abstracts.jsonl",
+        f"Error: examples/README.md: {NOT_PAPERS.format(suffix='.md')}",
+    ]
+    given.remove("examples/README.md")
+    given.remove("examples/overlay.yaml")
+    assert paper_inputs(given) == [*given[:-1], "examples/tagged/icml2025-abstracts.jsonl"]
+
+
+def test_paper_inputs_keeps_files_and_stdin_as_given(examples):
+    notes = []
+    assert paper_inputs(["-", "examples/overlay.yaml", "examples/tagged"], notes.append) == [
+        "-",
+        "examples/overlay.yaml",
+        "examples/tagged/icml2025-abstracts.jsonl",
+    ]
+    assert len(notes) == 1
+
+
+def test_gzipped_paper_files_in_a_directory_are_papers(tmp_path):
+    import gzip
+
+    (tmp_path / "in").mkdir()
+    with gzip.open(tmp_path / "in" / "a.jsonl.gz", "wt") as handle:
+        handle.write('{"abstract": "Graph neural networks."}\n')
+    (tmp_path / "in" / "notes.md.gz").write_bytes(gzip.compress(b"# notes\n"))
+    [source] = paper_inputs([tmp_path / "in"])
+    assert source.endswith("a.jsonl.gz")
+    with pytest.raises(Exception, match="not a file of papers"):
+        iter_records(tmp_path / "in" / "notes.md.gz")
