@@ -793,7 +793,7 @@ def lint(taxonomy_path: Path | None, corpus: Path | None) -> None:
 @main.command(
     name="eval",
     **_example(
-        "tagger eval ../shared/data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
+        "tagger eval data/iclr2026-dev.jsonl --gold-field primary_area --scheme iclr",
         "tagger eval --judged judged/judged.jsonl",
         "tagger eval --judged judged/keyphrases.jsonl",
     ),
