@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..config import DEFAULT_SPACY_MODEL
 from ..errors import ModelError
-from .imports import without
+from .imports import spacy_cli_deferred, without
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -113,7 +113,8 @@ def is_acronym(token_text: str) -> bool:
 def load_spacy(name: str = DEFAULT_SPACY_MODEL, *, tagging: bool = True) -> Language:
     """The spaCy pipeline: tokenizer + POS tagger (no parser, NER or lemmatizer) + sentencizer;
     without ``tagging``, the tokenizer and sentencizer alone (the same words and sentences)."""
-    with without("torch"):  # thinc would import it, for models this pipeline does not have
+    # thinc would import torch, for models this pipeline does not have; spaCy its command line
+    with without("torch"), spacy_cli_deferred():
         import spacy
         from spacy.util import compile_infix_regex
 
