@@ -18,6 +18,7 @@ import json
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,8 @@ SYSTEMS = {
     "keybert-1": "plain KeyBERT, all-MiniLM-L6-v2 on torch, (1,3)-grams, English stop words, "
     "top_n=10, batch; 1 torch thread",
     "keybert-2": "the same, 2 torch threads",
-    "yake": "YAKE, n=3, top 10",
+    "yake": "YAKE, n=3, top 10, 1 process",
+    "yake-cores": "the same, one process per core (multiprocessing over the abstracts)",
     "keyphrases": "tagger keyphrase extraction only (spaCy candidates + KeyBERT ranking), "
     "1 process",
     "tag": "tagger tag, default settings (ONNX int8, one worker per core)",
@@ -37,7 +39,22 @@ SYSTEMS = {
     "tag-onnx": "tagger tag --embedding-backend onnx (fp32), one worker per core",
     "tag-torch": "tagger tag --embedding-backend torch, one worker per core (as 0.4.0 ran)",
 }
-BASELINES = ("keybert-1", "keybert-2")  # ratios are against the faster of the two
+BASELINES = {  # ratios are against the fastest of each family in the same run
+    "plain KeyBERT": ("keybert-1", "keybert-2"),
+    "YAKE": ("yake", "yake-cores"),
+}
+
+
+def _yake_start() -> None:
+    """A YAKE worker's extractor, made once per process."""
+    global _extractor
+    import yake
+
+    _extractor = yake.KeywordExtractor(lan="en", n=3, top=10)
+
+
+def _yake(doc: str) -> list[str]:
+    return [k for k, _ in _extractor.extract_keywords(doc)]
 
 
 # --- the child side: run one system, report its own timings ----------------------------------
@@ -74,6 +91,19 @@ def child(system: str, source: str, output: str) -> None:
             return [[k for k, _ in extractor.extract_keywords(d)] for d in docs]
 
         run(warm)
+    elif system == "yake-cores":
+        import multiprocessing
+
+        cores = len(os.sched_getaffinity(0))
+        pool = multiprocessing.get_context("fork").Pool(cores, initializer=_yake_start)
+
+        def run(docs):
+            found = pool.map(_yake, docs, chunksize=max(1, min(16, len(docs) // (4 * cores))))
+            pool.close()
+            pool.join()
+            return found
+
+        pool.map(_yake, warm * cores, chunksize=1)
     elif system == "keyphrases":
         from tagger import Tagger
         from tagger.language.text import analyse, paper_text
@@ -244,6 +274,15 @@ def main() -> None:
         help="time this many abstracts idle and beside a CPU-bound process",
     )
     parser.add_argument("--no-starts", action="store_true", help="skip the start-up timings")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of tagger (a directory with tagger/ in it) whose start-up times are "
+        "measured too, interleaved with this one's: cold start and filter, before and after",
+    )
+    parser.add_argument(
+        "--save", type=Path, help="write the figures as JSON here (benchmarks/plot.py reads it)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
@@ -292,71 +331,128 @@ def main() -> None:
             f"peak RSS {r['rss'] / 2**20:.0f} MiB",
             file=sys.stderr,
         )
-    measured = [system for system in BASELINES if system in results]
-    best = max(measured, key=lambda system: results[system]["rate"]) if measured else None
-    base = results[best]["rate"] if best else None
-    if best:
-        print(f"baseline: {best} (the faster plain KeyBERT setting)\n")
+    best = {}  # family -> its fastest system in this run
+    for name, systems in BASELINES.items():
+        measured = [system for system in systems if system in results]
+        if measured:
+            best[name] = max(measured, key=lambda system: results[system]["rate"])
+            print(f"baseline {name}: {best[name]} (its fastest setting in this run)")
     if results:
-        print(
-            "| system | abstracts/s | × plain KeyBERT | start-up s | peak RSS MiB | F1@5 | F1@10 |"
-        )
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        ratios = "".join(f" × {name} |" for name in best)
+        print(f"\n| system | abstracts/s |{ratios} start-up s | peak RSS MiB | F1@5 | F1@10 |")
+        print("| --- " * (6 + len(best)) + "|")
     for system, r in results.items():
-        ratio = f"{r['rate'] / base:.1f}×" if base else "–"
+        ratios = "".join(f" {r['rate'] / results[b]['rate']:.2f}× |" for b in best.values())
         print(
-            f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} | {ratio} | {r['load']:.1f} | "
+            f"| {system}: {SYSTEMS[system]} | {r['rate']:.2f} |{ratios} {r['load']:.1f} | "
             f"{r['rss'] / 2**20:.0f} | {r['f1@5']:.3f} | {r['f1@10']:.3f} |"
+        )
+    if args.save:
+        args.save.write_text(
+            json.dumps({"n": len(rows), "best": best, "systems": SYSTEMS, "results": results})
+            + "\n",
+            encoding="utf-8",
         )
     outputs = {s: workdir / f"{s}.jsonl" for s in ("tag", "tag-1") if s in results}
     if len(outputs) == 2:
         same = outputs["tag"].read_bytes() == outputs["tag-1"].read_bytes()
         print(f"\noutput of tag (one worker per core) and tag-1: byte-identical: {same}")
     if not args.no_starts:
-        starts(workdir, source)
+        figures = starts(workdir, source, args.before)
+        if args.save:
+            saved = json.loads(args.save.read_text(encoding="utf-8"))
+            args.save.write_text(json.dumps(saved | {"starts": figures}) + "\n", encoding="utf-8")
     if args.contention:
         contention(workdir, source, args.contention)
     for n in args.synthetic:
-        synthetic(workdir, rows, n)
+        wall, peak = synthetic(workdir, rows, n)
+        if args.save:
+            saved = json.loads(args.save.read_text(encoding="utf-8"))
+            saved.setdefault("synthetic", {})[str(n)] = {"wall": wall, "rss": peak}
+            args.save.write_text(json.dumps(saved) + "\n", encoding="utf-8")
 
 
 def tagger_command(*arguments: str) -> list[str]:
     return [sys.executable, "-m", "tagger", *arguments]
 
 
-def median_wall(command: list[str], times: int = 3) -> float:
-    walls = sorted(measure(command)[1] for _ in range(times))
-    return walls[len(walls) // 2]
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command, its output discarded; return its wall and CPU seconds (user + system, of
+    it and its children: less sensitive to other work on the machine than wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
 
 
-def starts(workdir: Path, source: Path) -> None:
+def medians(commands: dict[str, tuple[list[str], dict | None]], times: int = 5) -> dict:
+    """Median wall and CPU seconds of each command, the commands run in turn ``times`` times
+    (interleaved, so that a burst of other work touches them alike)."""
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(times):
+        for name, (command, env) in commands.items():
+            runs[name].append(timed(command, env))
+    return {
+        name: tuple(sorted(r[k] for r in found)[len(found) // 2] for k in (0, 1))
+        for name, found in runs.items()
+    }
+
+
+def starts(workdir: Path, source: Path, before: Path | None = None) -> dict:
     """Cold start (one abstract to its line written), `tagger --help`, and `tagger filter` on a
-    1,000-line tagged file: medians of three, after a run that made the model's export and the
-    area embeddings in the cache; and the very first run, with an empty cache (it exports)."""
+    1,000-line tagged file: medians of five, after a run that made the model's export and the
+    area embeddings in the cache; and the very first run, with an empty cache (it exports).
+    With ``before`` (another checkout), its cold start and filter too, interleaved."""
     one = workdir / "one.jsonl"
     one.write_text(source.read_text(encoding="utf-8").splitlines(keepends=True)[0])
     run_one = tagger_command("tag", str(one), "-o", str(one) + ".out", "--no-progress")
     first_cache = workdir / "empty-cache"
     os.environ["TAGGER_CACHE_DIR"] = str(first_cache)
     try:
-        _, first, _ = measure(run_one)
+        first, _ = timed(run_one)
     finally:
         del os.environ["TAGGER_CACHE_DIR"]
-    measure(run_one)  # the user's cache: made if missing
-    cold = median_wall(run_one)
     tagged = workdir / "thousand.jsonl"
-    lines = (workdir / "tag.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    made = workdir / "tag.jsonl"
+    lines = made.read_text(encoding="utf-8").splitlines(keepends=True) if made.exists() else []
     if len(lines) < 1000:
-        measure(tagger_command("tag", str(source), "-o", str(tagged), "--no-progress"))
+        timed(tagger_command("tag", str(source), "-o", str(tagged), "--no-progress"))
         lines = tagged.read_text(encoding="utf-8").splitlines(keepends=True)
     tagged.write_text("".join((lines * 1000)[:1000]), encoding="utf-8")
-    helped = median_wall(tagger_command("--help"))
-    filtered = median_wall(tagger_command("filter", str(tagged), "--area", "rl", "--format", "ids"))
+    filter_ = tagger_command("filter", str(tagged), "--area", "rl", "--format", "ids")
+    commands = {
+        "cold": (run_one, None),
+        "help": (tagger_command("--help"), None),
+        "filter": (filter_, None),
+    }
+    if before:
+        env = {**os.environ, "PYTHONPATH": str(before)}
+        commands |= {"cold before": (run_one, env), "filter before": (filter_, env)}
+    for command, env in commands.values():
+        timed(command, env)  # the user's cache made if missing, files in the page cache
+    found = medians(commands)
     print(
-        f"\ncold start, `tagger tag` on one abstract to its line written: {cold:.2f} s "
-        f"(median of 3); the first run ever, exporting the model to ONNX: {first:.1f} s"
+        f"\ncold start, `tagger tag` on one abstract to its line written: "
+        f"{found['cold'][0]:.2f} s wall, {found['cold'][1]:.2f} s CPU (medians of 5); the "
+        f"first run ever, exporting the model to ONNX: {first:.1f} s"
     )
-    print(f"`tagger --help`: {helped:.2f} s; `tagger filter` on 1,000 lines: {filtered:.2f} s")
+    print(
+        f"`tagger --help`: {found['help'][0]:.2f} s; `tagger filter` on 1,000 lines: "
+        f"{found['filter'][0]:.2f} s wall, {found['filter'][1]:.2f} s CPU"
+    )
+    if before:
+        print(f"\nstart-up, {before} (before) against this checkout (after), interleaved:\n")
+        print("| command | before wall s | before CPU s | after wall s | after CPU s |")
+        print("| --- | --- | --- | --- | --- |")
+        for name in ("cold", "filter"):
+            old, new = found[f"{name} before"], found[name]
+            print(f"| {name} | {old[0]:.2f} | {old[1]:.2f} | {new[0]:.2f} | {new[1]:.2f} |")
+    return {name: {"wall": w, "cpu": c} for name, (w, c) in found.items()} | {"first": first}
 
 
 def contention(workdir: Path, source: Path, n: int) -> None:
@@ -381,7 +477,7 @@ def contention(workdir: Path, source: Path, n: int) -> None:
     )
 
 
-def synthetic(workdir: Path, rows: list[dict], n: int) -> None:
+def synthetic(workdir: Path, rows: list[dict], n: int) -> tuple[float, int]:
     path = workdir / f"synthetic-{n}.jsonl"
     with open(path, "w", encoding="utf-8") as handle:
         for record in perturbed(rows, n):
@@ -393,6 +489,7 @@ def synthetic(workdir: Path, rows: list[dict], n: int) -> None:
         f"({n / wall:.1f} records/s including start-up), peak RSS {peak / 2**20:.0f} MiB"
     )
     out.unlink()
+    return wall, peak
 
 
 if __name__ == "__main__":
