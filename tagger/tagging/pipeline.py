@@ -282,9 +282,14 @@ class Tagger:
         return self.keyphrases.described(texts, analyses)
 
     def _analyse(self, papers: list[Paper]) -> tuple[list[str], list[Analysis]]:
+        """The papers' texts and analyses. spaCy runs in a memory zone: the strings and
+        tokenizer cache entries a batch adds are freed after it (an Analysis holds Python
+        strings, never the Doc), so a worker's memory does not grow with the corpus."""
         texts = [paper_text(p.title, p.abstract) for p in papers]
-        docs = self.nlp.pipe(texts, batch_size=_SPACY_BATCH)
-        return texts, [analyse(d, p.title, p.abstract) for d, p in zip(docs, papers, strict=True)]
+        with self.nlp.memory_zone():
+            docs = self.nlp.pipe(texts, batch_size=_SPACY_BATCH)
+            analyses = [analyse(d, p.title, p.abstract) for d, p in zip(docs, papers, strict=True)]
+        return texts, analyses
 
     def _read(self, papers: list[Paper]) -> list[Reading]:
         texts, analyses = self._analyse(papers)
@@ -464,8 +469,9 @@ def _check_memory(workers: int, backend: str) -> None:
 RETAG_BATCH = 256
 
 # spaCy runs its tagger over this many texts at once: its default (1,000, so a whole batch of
-# papers) holds about 260 MB of activations for 64 abstracts, 16 about 75 MB, and is faster.
-_SPACY_BATCH = 16
+# papers) holds about 260 MB of activations for 64 abstracts, 16 about 70 MB, 8 about 35 MB
+# (traced peaks, issue 27), and 8 is as fast as 16 (benchmarks/stages.py).
+_SPACY_BATCH = 8
 
 _worker_tagger: Tagger | None = None
 

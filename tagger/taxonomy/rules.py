@@ -101,10 +101,17 @@ class RuleSet:
         # (area, pattern, RAN_OVER or NO_TIME_LEFT) -> papers it was skipped for, the paper's
         # PATTERN_TIMEOUT spent
         self.timeouts: Counter[tuple[str, str, str]] = Counter()
+        with nlp.memory_zone():  # the words are Python strings; spaCy's copies are freed
+            tokenized = {
+                text: tuple(tokenize_phrase(nlp, text))
+                for area in taxonomy.areas
+                for kind in PHRASE_KINDS
+                for text in getattr(area, RULE_FIELDS[kind])
+            }
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
-                    words = tuple(tokenize_phrase(nlp, text)) if kind in PHRASE_KINDS else ()
+                    words = tokenized[text] if kind in PHRASE_KINDS else ()
                     rule = Rule(area.id, kind, text, index, words)
                     rules.append(rule)
                     if kind == "acronym":
