@@ -81,7 +81,7 @@ class Tagger:
 
     @cached_property
     def rules(self) -> RuleSet:
-        return RuleSet(self.taxonomy, nlp=self.nlp)
+        return RuleSet(self.taxonomy, spacy_model=self.config.spacy_model)
 
     @cached_property
     def keyphrases(self) -> KeyphraseExtractor:

@@ -9,17 +9,29 @@ under a time limit.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import hashlib
+import json
+import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import regex
 
-from ..config import DEFAULT_SPACY_MODEL
+from ..config import DEFAULT_SPACY_MODEL, cache_dir, tagger_version
 from ..language.spans import DisjointSpans, SpanIndex
-from ..language.text import Analysis, Token, acronym_singular, load_spacy, tokenize_phrase
+from ..language.text import (
+    Analysis,
+    Token,
+    acronym_singular,
+    load_spacy,
+    spacy_model_version,
+    tokenize_phrase,
+)
 from ..records import Keyphrase
 from .model import Taxonomy
 
@@ -90,7 +102,9 @@ class RuleSet:
     def __init__(
         self, taxonomy: Taxonomy, *, spacy_model: str = DEFAULT_SPACY_MODEL, nlp: Any = None
     ) -> None:
-        nlp = nlp if nlp is not None else load_spacy(spacy_model)
+        """``nlp``: a spaCy pipeline whose tokenizer splits the rules' phrases; by default
+        ``spacy_model``'s, as tagger loads it, and then the phrases' words are kept in the cache
+        directory under the taxonomy's sha256 (:func:`_tokenized`)."""
         self.taxonomy = taxonomy
         rules: list[Rule] = []
         phrases: dict[tuple[str, ...], list[Rule]] = defaultdict(list)
@@ -101,13 +115,7 @@ class RuleSet:
         # (area, pattern, RAN_OVER or NO_TIME_LEFT) -> papers it was skipped for, the paper's
         # PATTERN_TIMEOUT spent
         self.timeouts: Counter[tuple[str, str, str]] = Counter()
-        with nlp.memory_zone():  # the words are Python strings; spaCy's copies are freed
-            tokenized = {
-                text: tuple(tokenize_phrase(nlp, text))
-                for area in taxonomy.areas
-                for kind in PHRASE_KINDS
-                for text in getattr(area, RULE_FIELDS[kind])
-            }
+        tokenized = _tokenized(taxonomy, spacy_model, nlp)
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
                 for index, text in enumerate(getattr(area, field)):
@@ -325,3 +333,69 @@ def _by_area_and_field(hits: Iterable[Hit]) -> dict[tuple[str, str], SpanIndex]:
     for hit in hits:
         spans[hit.area, hit.field].append((hit.start, hit.end))
     return {place: SpanIndex(found) for place, found in spans.items()}
+
+
+def _tokenized(
+    taxonomy: Taxonomy, spacy_model: str, nlp: Any
+) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The normalised word sequences of every phrase rule (alias, cue, exclusion, requirement)
+    of the taxonomy, by its text. Splitting some 8,500 phrases with spaCy's tokenizer is most of
+    compiling the shipped taxonomy (0.2-0.4 s of every cold start), so with tagger's own
+    tokenizer (``nlp`` None) they are kept in the cache directory, keyed by the taxonomy's
+    sha256, the spaCy model's and spaCy's versions, tagger's version and the source of the
+    module that tokenizes (language/text.py); a cache that cannot be read or written is
+    ignored. spaCy runs in a memory zone: the words are Python strings, its copies are freed."""
+    texts = sorted(
+        {
+            text
+            for area in taxonomy.areas
+            for kind in PHRASE_KINDS
+            for text in getattr(area, RULE_FIELDS[kind])
+        }
+    )
+    path = _cache_path(taxonomy, spacy_model) if nlp is None else None
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            kept = json.loads(path.read_bytes())
+            if kept["texts"] == texts:
+                return {
+                    text: tuple(tuple(words) for words in variants)
+                    for text, variants in zip(texts, kept["words"], strict=True)
+                }
+    if nlp is None:
+        nlp = load_spacy(spacy_model, tagging=False)  # the same tokenizer, no tagger
+    with nlp.memory_zone():
+        tokenized = {text: tuple(tokenize_phrase(nlp, text)) for text in texts}
+    if path is not None:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            words = [tokenized[text] for text in texts]
+            temporary.write_text(json.dumps({"texts": texts, "words": words}), encoding="utf-8")
+            os.replace(temporary, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+    return tokenized
+
+
+def _cache_path(taxonomy: Taxonomy, spacy_model: str) -> Path | None:
+    where = cache_dir()
+    if where is None:
+        return None
+    from importlib.metadata import version
+
+    from ..language import text
+
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                taxonomy.sha256,
+                spacy_model_version(spacy_model),
+                version("spacy"),
+                tagger_version(),
+                hashlib.sha256(Path(text.__file__).read_bytes()).hexdigest(),
+            ]
+        ).encode()
+    ).hexdigest()
+    return where / "rules" / f"{key}.json"
