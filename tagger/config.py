@@ -220,7 +220,11 @@ class SuggestConfig(Settings):
     """How `tagger suggest` finds and places gaps in a taxonomy."""
 
     weak_below: float = _setting(
-        0.6, "A paper is weakly tagged when its best tag scores below this.", minimum=0, maximum=1
+        0.9,
+        "A paper is weakly tagged when its best tag scores below this. Every paper has a tag, "
+        "its likeliest; most papers' best tag scores 0.9 or more.",
+        minimum=0,
+        maximum=1,
     )
     min_papers: int = _setting(
         3, "Suggest a phrase group found in at least this many weakly tagged papers.", minimum=1

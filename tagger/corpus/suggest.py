@@ -205,21 +205,14 @@ def render_yaml(result: Suggestions, taxonomy: Taxonomy) -> str:
         f"a best tag below {s['weak_below']:.2f}. Keyphrases of at least {s['min_papers']:g} of "
         "those papers that no alias or cue matches, near-duplicates grouped (cosine >= "
         f"{s['group_similarity']:.2f}), placed by their cosine to each area's aliases and name. "
-        f"{result.frequent:,} groups are that frequent; {result.generic:,} of them are left out as "
-        "generic: not twice as common in weakly tagged papers as overall, or spread over many "
-        "areas where tagged well. Merge what you agree with into the taxonomy, then run "
-        "`tagger taxonomy lint`."
+        + _found(result)
     )
-    lines = [*textwrap.wrap(about, width=98, initial_indent="# ", subsequent_indent="# "), ""]
+    if result.aliases or result.new_areas:
+        about += " Merge what you agree with into the taxonomy, then run `tagger taxonomy lint`."
+    lines = [*_comment_lines(about), ""]
     if not result.aliases and not result.new_areas:
         return "\n".join(
-            [
-                *lines,
-                "# Nothing to suggest: no such keyphrase is frequent enough.",
-                "aliases: {}",
-                "new_areas: []",
-                "",
-            ]
+            [*lines, *_comment_lines(_nothing(result)), "aliases: {}", "new_areas: []", ""]
         )
     lines.append(f"# New aliases for existing areas (cosine >= {s['alias_similarity']:.2f}).")
     if not result.aliases:
@@ -278,15 +271,18 @@ def render_overlay(result: Suggestions, taxonomy: Taxonomy, extends: str) -> str
     s = result.settings
     about = (
         f"tagger suggest {result.source}: {result.papers:,} papers, {result.weak:,} with no tag or "
-        f"a best tag below {s['weak_below']:.2f}; {result.frequent:,} frequent keyphrase groups "
-        f"no rule matches, {result.generic:,} of them left out as generic. Delete what you do "
-        "not agree with, then: tagger retag TAGGED --taxonomy THIS_FILE -o retagged.jsonl && "
-        "tagger diff TAGGED retagged.jsonl"
+        f"a best tag below {s['weak_below']:.2f}; keyphrases of at least {s['min_papers']:g} of "
+        f"those papers that no alias or cue matches, near-duplicates grouped. {_found(result)}"
     )
-    lines = [*textwrap.wrap(about, width=98, initial_indent="# ", subsequent_indent="# ")]
+    if result.aliases or result.new_areas:
+        about += (
+            " Delete what you do not agree with, then: tagger retag TAGGED --taxonomy THIS_FILE "
+            "-o retagged.jsonl && tagger diff TAGGED retagged.jsonl"
+        )
+    lines = [*_comment_lines(about)]
     lines += [f"extends: {_scalar(extends)}", "version: suggested"]
     if not result.aliases and not result.new_areas:
-        lines.append("# Nothing to suggest: no such keyphrase is frequent enough.")
+        lines += _comment_lines(_nothing(result))
     if result.aliases:
         lines += [
             "",
@@ -311,6 +307,65 @@ def render_overlay(result: Suggestions, taxonomy: Taxonomy, extends: str) -> str
         for group in result.new_areas:
             lines += _new_area(group, s)
     return "\n".join(lines) + "\n"
+
+
+def _comment_lines(text: str) -> list[str]:
+    """Text as YAML comment lines of at most 98 characters, words (hyphenated ones too) whole."""
+    return textwrap.wrap(
+        text, width=98, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False
+    )
+
+
+def _found(result: Suggestions) -> str:
+    """What the header says was found: the frequent groups, those left out as generic and those
+    suggested below, in numbers that add up to what follows."""
+    frequent, generic = result.frequent, result.generic
+    if not frequent:
+        return "No group is that frequent."
+    kept, shown = frequent - generic, len(result.aliases) + len(result.new_areas)
+    clauses = [f"{_count(frequent, 'group')} {_be(frequent)} that frequent"]
+    if generic:
+        which = "it is" if frequent == 1 else f"{'all ' if not kept else ''}{generic:,} of them are"
+        if generic == 1 and frequent > 1:
+            which = "1 of them is"
+        clauses.append(
+            f"{which} left out as generic: not twice as common in weakly tagged papers as "
+            "overall, or spread over many areas where tagged well"
+        )
+    if kept > shown:
+        other = "the other " if generic else ""
+        clauses.append(
+            f"the best {shown:,} of {other}{kept:,} {_be(shown)} suggested below (--limit "
+            f"{result.settings['limit']:g} of each kind)"
+        )
+    elif kept:
+        whom = f"the other {kept:,}" if generic else "it" if kept == 1 else f"all {kept:,}"
+        clauses.append(f"{whom} {'is' if whom == 'it' or kept == 1 else 'are'} suggested below")
+    return "; ".join(clauses) + "."
+
+
+def _nothing(result: Suggestions) -> str:
+    """Why there is nothing to suggest, and what to change to look wider."""
+    s = result.settings
+    if not result.weak:
+        return (
+            f"Nothing to suggest: no paper is weakly tagged (a best tag below "
+            f"{s['weak_below']:.2f}); raise --weak-below to look at more papers."
+        )
+    if not result.frequent:
+        return (
+            f"Nothing to suggest: no keyphrase group is in {s['min_papers']:g} weakly tagged "
+            "papers; lower --min-papers or raise --weak-below to look wider."
+        )
+    return "Nothing to suggest: every frequent group is generic."
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _be(n: int) -> str:
+    return "is" if n == 1 else "are"
 
 
 def _motive(group: Group) -> str:

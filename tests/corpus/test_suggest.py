@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from tagger.cli import main
 from tagger.config import SuggestConfig
-from tagger.corpus.suggest import _scalar, render_yaml, suggest
+from tagger.corpus.suggest import Group, Suggestions, _scalar, render_overlay, render_yaml, suggest
 from tagger.language.text import normalize_word
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
 
-from ..conftest import MINI_TAXONOMY, tagged_record, write_tagged
+from ..conftest import DATA, MINI_TAXONOMY, tagged_record, write_tagged
 
 
 def _record(i, phrases, score=None, root="rl"):
@@ -248,3 +248,146 @@ def test_suggest_overlay_loads_as_it_is(tmp_path):
     )
     written.write_text(nothing.stdout)
     assert load_taxonomy(written).areas == base.areas
+
+
+SAMPLE = DATA / "suggest" / "iclr2024-sample.jsonl"  # 30 lines of data/iclr2024-topics.jsonl as
+# tagger 0.7.0 tags it (`tagger tag ... --workers 2`), as written: the 10 papers of three gaps,
+# each best tag between 0.7 and 0.9, and the first 20 whose best tag is 0.95 or more
+
+
+def _opening(text):
+    """The opening comment of suggest's output, unwrapped."""
+    return " ".join(line[2:] for line in text.split("\n\n")[0].splitlines() if line[:2] == "# ")
+
+
+@pytest.mark.models
+def test_the_defaults_suggest_on_real_tagged_output():
+    """Every paper has a tag and most best tags score 0.9 or more: the default weak_below finds
+    the papers whose tags are in doubt and the gaps they share; the old 0.6 found none."""
+    result = CliRunner().invoke(main, ["suggest", str(SAMPLE)])
+    assert result.exit_code == 0, result.stderr
+    assert _opening(result.stdout) == (
+        f"tagger suggest {SAMPLE}: 30 papers, 10 with no tag or a best tag below 0.90. "
+        "Keyphrases of at least 3 of those papers that no alias or cue matches, near-duplicates "
+        "grouped (cosine >= 0.80), placed by their cosine to each area's aliases and name. "
+        "3 groups are that frequent; all 3 are suggested below. Merge what you agree with into "
+        "the taxonomy, then run `tagger taxonomy lint`."
+    )
+    parsed = yaml.safe_load(result.stdout)
+    assert parsed["aliases"] == {}
+    assert [(a["id"], a["aliases"][0], len(a["aliases"])) for a in parsed["new_areas"]] == [
+        ("cv.video.action_space", "action space", 4),
+        ("opt.stochastic.stochastic_differential_equation", "stochastic differential equation", 1),
+        ("prob.graphical.markov_chains", "markov chains", 3),
+    ]
+
+    result = CliRunner().invoke(main, ["suggest", str(SAMPLE), "--weak-below", "0.6"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith(
+        "name. No group is that frequent.\n\n"
+        "# Nothing to suggest: no paper is weakly tagged (a best tag below 0.60); raise "
+        "--weak-below to\n# look at more papers.\naliases: {}\nnew_areas: []\n"
+    )
+
+
+_GENERIC = (
+    "left out as generic: not twice as common in weakly tagged papers as overall, or spread over "
+    "many areas where tagged well"
+)
+
+
+@pytest.mark.parametrize(
+    ("weak", "frequent", "generic", "shown", "found", "nothing"),
+    [
+        (
+            0,
+            0,
+            0,
+            0,
+            "No group is that frequent.",
+            "no paper is weakly tagged (a best tag below "
+            "0.90); raise --weak-below to look at more papers.",
+        ),
+        (
+            5,
+            0,
+            0,
+            0,
+            "No group is that frequent.",
+            "no keyphrase group is in 3 weakly tagged "
+            "papers; lower --min-papers or raise --weak-below to look wider.",
+        ),
+        (
+            5,
+            1,
+            1,
+            0,
+            f"1 group is that frequent; it is {_GENERIC}.",
+            "every frequent group is generic.",
+        ),
+        (
+            5,
+            2,
+            2,
+            0,
+            f"2 groups are that frequent; all 2 of them are {_GENERIC}.",
+            "every frequent group is generic.",
+        ),
+        (5, 1, 0, 1, "1 group is that frequent; it is suggested below.", None),
+        (5, 3, 0, 3, "3 groups are that frequent; all 3 are suggested below.", None),
+        (
+            5,
+            3,
+            1,
+            2,
+            f"3 groups are that frequent; 1 of them is {_GENERIC}; the other 2 are "
+            "suggested below.",
+            None,
+        ),
+        (
+            5,
+            30,
+            2,
+            2,
+            f"30 groups are that frequent; 2 of them are {_GENERIC}; the best 2 of the "
+            "other 28 are suggested below (--limit 1 of each kind).",
+            None,
+        ),
+    ],
+)
+def test_the_header_agrees_with_what_follows(weak, frequent, generic, shown, found, nothing):
+    """The counts in the opening comment add up to the suggestions below it, and when there are
+    none it says why and what to change (once it said "2 groups are that frequent" and then
+    "Nothing to suggest: no such keyphrase is frequent enough")."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    group = Group(
+        phrases=["protein folding"],
+        spellings={"protein folding": "protein folding"},
+        papers=["p1", "p2", "p3"],
+        titles={p: p for p in ("p1", "p2", "p3")},
+        area="graphs",
+        nearest="graphs",
+        new_id="protein_folding",
+    )
+    result = Suggestions(
+        source="t.jsonl",
+        papers=40,
+        weak=weak,
+        frequent=frequent,
+        generic=generic,
+        settings=SuggestConfig(limit=1 if frequent - generic > shown else 25).as_dict(),
+        new_areas=[group] * shown,
+    )
+    for text in (render_yaml(result, taxonomy), render_overlay(result, taxonomy, "builtin")):
+        opening = _opening(text.replace("\nextends", "\n\nextends"))
+        assert opening.startswith(f"tagger suggest t.jsonl: 40 papers, {weak} with no tag ")
+        assert (found + (" Merge what" if shown else "")) in opening or (
+            found + (" Delete what" if shown else "")
+        ) in opening
+        if shown:
+            assert "Nothing to suggest" not in text
+        else:
+            assert opening.endswith(found)
+            comments = " ".join(line[2:] for line in text.splitlines() if line[:2] == "# ")
+            assert comments.endswith(f"Nothing to suggest: {nothing}")
+        assert yaml.safe_load(text) is not None
