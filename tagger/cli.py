@@ -352,7 +352,7 @@ def tag(
 
 @main.command(
     **_example(
-        "tagger retag tagged.jsonl --taxonomy my-overlay.yaml -o retagged.jsonl",
+        "tagger retag tagged.jsonl --taxonomy examples/overlay.yaml -o retagged.jsonl",
     )
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="TAGGED...")
@@ -724,7 +724,7 @@ def taxonomy() -> None:
     """Work with taxonomy files: check one, lint it, or show the taxonomy an overlay makes."""
 
 
-@taxonomy.command(**_example("tagger taxonomy check --taxonomy my-taxonomy.yaml"))
+@taxonomy.command(**_example("tagger taxonomy check --taxonomy examples/overlay.yaml"))
 @taxonomy_option
 def check(taxonomy_path: Path | None) -> None:
     """Validate a taxonomy and print its tree of areas with their rule counts."""
@@ -737,8 +737,8 @@ def check(taxonomy_path: Path | None) -> None:
 
 @taxonomy.command(
     **_example(
-        "tagger taxonomy show --taxonomy my-overlay.yaml > effective.yaml",
-        "tagger taxonomy show --taxonomy my-overlay.yaml --json | sha256sum",
+        "tagger taxonomy show --taxonomy examples/overlay.yaml > effective.yaml",
+        "tagger taxonomy show --taxonomy examples/overlay.yaml --json | sha256sum",
     )
 )
 @taxonomy_option
@@ -759,7 +759,7 @@ def show(taxonomy_path: Path | None, as_json: bool) -> None:
 
 @taxonomy.command(
     **_example(
-        "tagger taxonomy lint --taxonomy my-taxonomy.yaml",
+        "tagger taxonomy lint --taxonomy examples/overlay.yaml",
         "tagger taxonomy lint --corpus examples/tagged/icml2025-abstracts.jsonl",
     )
 )
