@@ -36,7 +36,7 @@ from ..io.readers import read_papers
 from ..language.keyphrases import FEATURES as KEYPHRASE_FEATURES
 from ..language.keyphrases import AcceptanceModel
 from ..language.trees import TREE_SETTINGS, fitted_trees
-from ..records import AreaTag, Paper, Provenance, TaggedPaper
+from ..records import Paper, TaggedPaper
 from ..tagging.neighbours import KINDS
 from ..tagging.pipeline import Tagger
 from ..tagging.weigher import FEATURES, RULE_FEATURES, RULES_PATH
@@ -327,34 +327,15 @@ def _settings() -> str:
 
 
 def _with_keyphrases(paper: Paper, keyphrases: list) -> TaggedPaper:
+    from .weighing import PROVENANCE
+
     return TaggedPaper(
-        paper=paper, keyphrases=keyphrases, tags=[], facets=[], provenance=_PROVENANCE
+        paper=paper, keyphrases=keyphrases, tags=[], facets=[], provenance=PROVENANCE
     )
 
 
 def _source(paper: Paper) -> str:
     return str((paper.model_extra or {}).get("source", "?"))
-
-
-def _tag(area: str, score: float, tagger: Tagger) -> AreaTag:
-    taxonomy = tagger.taxonomy
-    return AreaTag(
-        id=area,
-        name=area,
-        path=taxonomy.path(area),
-        score=score,
-        evidence=[],
-        crosswalk=taxonomy.crosswalk(area),
-    )
-
-
-_PROVENANCE = Provenance(
-    tagger_version="-",
-    taxonomy_version="-",
-    taxonomy_sha256="-",
-    embedding_model="-",
-    spacy_model="-",
-)
 
 
 _KEYS = (
