@@ -26,6 +26,27 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = ROOT / "examples"
 MINI_TAXONOMY = DATA / "mini-taxonomy.yaml"
+MINI = ["--taxonomy", str(MINI_TAXONOMY)]
+# three clear-cut abstracts the mini taxonomy tags (the hostile-input and hostile-run tests)
+ABSTRACTS = [
+    "Multi-agent reinforcement learning (MARL) with graph neural networks.",
+    "Graph neural networks (GNNs) with message passing for molecules.",
+    "Policy gradient methods for reinforcement learning in robotics.",
+]
+
+
+def run(*args, input=None):
+    """The CLI on ``args``: never a traceback, only a clean exit (whatever its code)."""
+    from click.testing import CliRunner
+
+    from tagger.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
+    assert "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
 MODEL_FIXTURES = {"embedder", "torch_embedder", "tagger", "mini_tagger"}
 
 

@@ -13,25 +13,16 @@ import sys
 from decimal import Decimal
 
 import pytest
-from click.testing import CliRunner
 
-from tagger.cli import main
-
-from ..conftest import MINI_TAXONOMY, HashEmbedder, tagged_record, write_tagged
-
-MINI = ["--taxonomy", str(MINI_TAXONOMY)]
-ABSTRACTS = [
-    "Multi-agent reinforcement learning (MARL) with graph neural networks.",
-    "Graph neural networks (GNNs) with message passing for molecules.",
-    "Policy gradient methods for reinforcement learning in robotics.",
-]
-
-
-def run(*args, input=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+from ..conftest import (
+    ABSTRACTS,
+    MINI,
+    MINI_TAXONOMY,
+    HashEmbedder,
+    run,
+    tagged_record,
+    write_tagged,
+)
 
 
 def error_line(result, code=1):

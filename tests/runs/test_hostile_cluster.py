@@ -19,26 +19,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from tagger.cli import main
+from ..conftest import EXAMPLES, MINI, ROOT, run
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY, ROOT
-
-MINI = ["--taxonomy", str(MINI_TAXONOMY)]
 ABSTRACTS = [
     "Multi-agent reinforcement learning (MARL) with graph neural networks.",
     "Graph neural networks (GNNs) with message passing for molecules.",
     "Policy gradient methods for reinforcement learning in robotics.",
     "Diffusion models for protein structure generation and design.",
 ]
-
-
-def run(*args, input=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
 def papers(path, abstracts=ABSTRACTS, prefix="p"):
