@@ -1,6 +1,6 @@
 """Speed, memory and keyphrase quality of tagger against plain KeyBERT and YAKE, in one run.
 
-    python benchmarks/bench.py                  # 1,000 unique abstracts from ../shared/data
+    python benchmarks/bench.py                  # 1,000 unique abstracts from data/
     python benchmarks/bench.py --n 300          # fewer (plain KeyBERT runs ~1.5 abstracts/s)
     python benchmarks/bench.py --synthetic 100000 --synthetic 1000   # memory on a large corpus
 
@@ -256,9 +256,7 @@ def perturbed(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="unique abstracts (default 1000)")
-    parser.add_argument(
-        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset")
     parser.add_argument(
         "--synthetic",

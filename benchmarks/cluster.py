@@ -75,9 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--partition-size", type=int, default=2_000)
-    parser.add_argument(
-        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tagger-cluster-bench-"))
     source = work / "synthetic.jsonl"

@@ -1,7 +1,7 @@
 """`tagger retag` against `tagger tag` with the same taxonomy overlay, on the same papers, in one
 run; and whether retag wrote the bytes tag wrote.
 
-    python benchmarks/retag.py                    # ../shared/data/iclr2024-topics.jsonl
+    python benchmarks/retag.py                    # data/iclr2024-topics.jsonl
     python benchmarks/retag.py --input papers.jsonl --overlay my-overlay.yaml
 
 Steps, each a fresh `tagger` process timed from start to exit (start-up included: what a user
@@ -30,9 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--input", type=Path, default=ROOT.parent / "shared" / "data" / "iclr2024-topics.jsonl"
-    )
+    parser.add_argument("--input", type=Path, default=ROOT / "data" / "iclr2024-topics.jsonl")
     parser.add_argument("--overlay", type=Path, default=ROOT / "examples" / "overlay.yaml")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tagger-retag-bench-"))

@@ -62,9 +62,7 @@ class Clock:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500)
-    parser.add_argument(
-        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     parser.add_argument("--backend", help="TaggerConfig.embedding_backend (if it has one)")
     args = parser.parse_args()
 

@@ -51,7 +51,7 @@ def seconds(source: Path, output: Path, threads: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=HERE.parent / "shared/data/iclr2026-dev.jsonl")
+    parser.add_argument("--data", type=Path, default=HERE / "data/iclr2026-dev.jsonl")
     parser.add_argument("--n", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()

@@ -41,7 +41,7 @@ def cpu_seconds(checkout: Path, source: Path, output: Path) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("other", type=Path, help="the checkout to compare with")
-    parser.add_argument("--data", type=Path, default=HERE.parent / "shared/data/iclr2026-dev.jsonl")
+    parser.add_argument("--data", type=Path, default=HERE / "data/iclr2026-dev.jsonl")
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
