@@ -43,6 +43,14 @@ def sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def readable(directory: Path) -> None:
+    """Let every user read a directory made by mkdtemp (mode 700) and its files, as a model
+    directory others share (a cache, a package's data) must be."""
+    directory.chmod(0o755)
+    for path in directory.iterdir():
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 # --- inputs ------------------------------------------------------------------------------------
 
 

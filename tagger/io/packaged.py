@@ -21,6 +21,11 @@ def read_json(path: str | Path | None, shipped: str) -> Any:
     return json.loads(text)
 
 
+def data_dir(name: str) -> Path:
+    """The shipped directory ``tagger/data/<name>`` (a model's files: ``minilm``, ``static``)."""
+    return Path(str(resources.files("tagger").joinpath("data", name)))
+
+
 def read_bytes(shipped: str) -> bytes:
     """The bytes of the shipped ``tagger/data/<shipped>``."""
     return resources.files("tagger").joinpath("data", shipped).read_bytes()

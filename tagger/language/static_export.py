@@ -1,13 +1,13 @@
 """Distil a static embedding from the packaged all-MiniLM-L6-v2, offline, the way Model2Vec
-does, with the fp32 ONNX export of the same weights for the forward pass (no torch, no
-transformers, no ``model2vec[distill]``, which would downgrade transformers).
+does, with the fp32 ONNX export of the same weights for the forward pass (no
+``model2vec[distill]``, which would downgrade transformers). Needs the ``export`` extra.
 
     python -m tagger.language.static_export OUT_DIR              # from the packaged weights
     python -m tagger.language.static_export OUT_DIR --onnx DIR   # from an ONNX export made before
 
-``tagger`` does this once, on first use, into its cache directory (embedders.static_model_dir),
-from the ONNX export in that cache; the command makes its own ONNX export first (about 10 s,
-with torch) unless given one, so that it reproduces the whole chain from the weights.
+tagger ships the table this makes in ``tagger/data/static`` (the ``static`` backend reads it);
+the command makes its own ONNX export first (about 10 s, with torch) unless given one, so that it
+reproduces the whole chain from the weights.
 
 The method is model2vec 0.10.0's ``distill`` with its defaults (model2vec/distill/
 distillation.py ``distill_from_model``; inference.py ``create_embeddings``, ``apply_pca``,
@@ -21,7 +21,9 @@ distillation.py ``distill_from_model``; inference.py ``create_embeddings``, ``ap
 2. Each token's vector is the transformer's last hidden state for ``[CLS] token [SEP]``, averaged
    over the three positions (mean pooling), in blocks of 256 tokens.
 3. PCA to ``pca_dims`` by the eigendecomposition of the covariance matrix (each component's
-   sign chosen so that its largest score is positive), then each row times its SIF weight
+   sign chosen so that its largest score is positive; in float64, where model2vec works in
+   float32, so that the table is the same whatever BLAS kernels a CPU runs: the two differ in
+   a few float16 values), then each row times its SIF weight
    a / (a + p), p the token's probability under Zipf's law by its rank in the vocabulary and
    a = 1e-4: frequent (low-id) tokens count for less in a mean.
 4. Rows stored as float16.
@@ -34,7 +36,7 @@ less the removed tokens, with no [CLS]/[SEP] added and truncation at 512 tokens)
 forward pass ran, this script's sha256, the tool versions, the settings and each file's sha256.
 
 Reproducible: one ONNX Runtime thread, one BLAS thread for the PCA, no randomness; the same
-tools give the same bytes.
+tools give the same bytes (tests/language/test_static.py remakes it).
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.files import sha256
+from ..io.files import readable, sha256
 from . import onnx_export
+from .vectors import pooled
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PCA_DIMS = 256  # measured against 128 and 384: see docs/static-embeddings.md
@@ -98,6 +101,8 @@ def token_vectors(onnx_file: Path, ids: np.ndarray) -> np.ndarray:
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    # the graph as written: no fused kernels, whose arithmetic depends on the CPU
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.log_severity_level = 3
     session = onnxruntime.InferenceSession(
         str(onnx_file), options, providers=["CPUExecutionProvider"]
@@ -106,15 +111,16 @@ def token_vectors(onnx_file: Path, ids: np.ndarray) -> np.ndarray:
     for start in range(0, len(ids), BLOCK):
         block = ids[start : start + BLOCK]
         (hidden,) = session.run(None, {"input_ids": block, "attention_mask": np.ones_like(block)})
-        out[start : start + len(block)] = hidden.mean(axis=1)
+        out[start : start + len(block)] = pooled(hidden)
     return np.nan_to_num(out)
 
 
 def pca(x: np.ndarray, dims: int) -> tuple[np.ndarray, float]:
     """``x`` projected on its ``dims`` principal components, by model2vec's
-    ``_pca_fit_transform`` (in x's dtype), and the share of the variance they explain."""
+    ``_pca_fit_transform`` (in float64), and the share of the variance they explain."""
     from threadpoolctl import threadpool_limits
 
+    x = np.asarray(x, dtype=np.float64)
     with threadpool_limits(1):  # one BLAS thread: the same bits on any number of cores
         centred = x - x.mean(axis=0)
         covariance = (centred.T @ centred) / (len(x) - 1)
@@ -232,6 +238,7 @@ def distil(out: Path, *, onnx_dir: Path, pca_dims: int = PCA_DIMS, replace: bool
             "files": {name: sha256(work / name) for name in FILES},
         }
         (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
+        readable(work)
         if replace and out.exists():
             shutil.rmtree(out)
         try:

