@@ -32,6 +32,12 @@ def tagger_version() -> str:
         return "0+unknown"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
 def cache_dir() -> Path | None:
     """Where what outlives a run is kept (the ONNX export, embeddings of area descriptions,
     taxonomies by sha256): ``$TAGGER_CACHE_DIR`` if set (empty turns the cache off), else
@@ -99,7 +105,7 @@ class TaggerConfig(Settings):
     )
     keyphrase_model: str = _setting(
         "",
-        "A keyphrase model file (python -m tagger.corpus.calibrate --keyphrases makes one); "
+        "A keyphrase model file (python -m tagger.fitting.keyphrases makes one); "
         "empty: the one shipped.",
     )
     max_candidates: int = _setting(
@@ -173,18 +179,11 @@ class TaggerConfig(Settings):
         "are candidates too; 0 turns them off.",
         minimum=0,
     )
-    neighbour_index: str = _setting(
+    model: str = _setting(
         "",
-        "A neighbour index file (python -m tagger.corpus.calibrate makes one); empty: the one "
-        "shipped.",
-    )
-    judged_index: str = _setting(
-        "",
-        "A judged neighbour index file (python -m tagger.corpus.calibrate makes one); empty: the "
-        "one shipped.",
-    )
-    weigher: str = _setting(
-        "", "A weigher file (python -m tagger.corpus.calibrate makes one); empty: the one shipped."
+        "A model directory made by `tagger fit` (the weigher, the neighbour indexes and the area "
+        "model fitted for one taxonomy); empty: the one shipped, fitted for the packaged "
+        "taxonomy (and used with overlays of it).",
     )
 
     # --- models and batching ---
@@ -248,7 +247,7 @@ class SuggestConfig(Settings):
 
 
 # empty: the file tagger ships
-_MAY_BE_EMPTY = frozenset({"weigher", "keyphrase_model", "neighbour_index", "judged_index"})
+_MAY_BE_EMPTY = frozenset({"model", "keyphrase_model"})
 
 
 def _check(owner: str, field: dataclasses.Field, value: Any) -> None:

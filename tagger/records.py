@@ -232,6 +232,11 @@ class AreaTag(BaseModel):
     )
 
 
+def source_of(paper: Paper) -> str:
+    """Where a paper came from, as its ``source`` field says (judged sets carry one), or '?'."""
+    return str((paper.model_extra or {}).get("source", "?"))
+
+
 class Provenance(BaseModel):
     """What wrote the line: enough to tell whether two lines were tagged alike."""
 

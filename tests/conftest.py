@@ -47,6 +47,34 @@ def run(*args, input=None):
     return result
 
 
+def model_dir(where, taxonomy, **parts):
+    """A model directory at ``where`` for ``taxonomy`` (a path), holding the files ``parts``
+    names (tagging.model.FILES keys: paths to copy) and the packaged model's weighers where not
+    given: what `tagger fit` would write, made by hand for a test."""
+    import shutil
+
+    from tagger.fitting.modeldir import save_model
+    from tagger.tagging.model import FittedModel
+    from tagger.taxonomy.loading import load_taxonomy
+
+    class Copy:
+        def __init__(self, path):
+            self.path = path
+
+        def save(self, path):
+            shutil.copy(self.path, path)
+
+    shipped = FittedModel.load()
+    given = {"weigher": shipped.path("weigher"), "rules": shipped.path("rules"), **parts}
+    save_model(
+        where,
+        {part: Copy(path) for part, path in given.items()},
+        taxonomy=load_taxonomy(taxonomy),
+        fitted_on={"judged": ["by hand"], "papers": 0},
+    )
+    return where
+
+
 MODEL_FIXTURES = {"embedder", "torch_embedder", "tagger", "mini_tagger"}
 
 

@@ -1,8 +1,9 @@
-"""Everything that reads tagged output: the corpus a run made.
+"""What a user runs on tagged output: the corpus a run made.
 
 Filter queries (:mod:`.query`), counts by area (:mod:`.stats`), the HTML report (:mod:`.report`),
 what changed between two taggings (:mod:`.diff`), agreement with authors' labels and keywords
-(:mod:`.evaluate`), the judged sets (:mod:`.judged`) and fitting the learned models to them
-(:mod:`.calibrate`), and suggestions to grow the taxonomy (:mod:`.suggest`). Reads tagged
-records through ``io.tagged``; hands on reports.
+(:mod:`.evaluate`) and with a judged set (:mod:`.judged`: the judged sets' format and how tags
+are called right, neutral or wrong), and suggestions to grow the taxonomy (:mod:`.suggest`).
+Reads tagged records through ``io.tagged``; hands on reports. Fitting the learned parts to
+judged papers is the ``fitting`` stage's, above this one.
 """

@@ -19,10 +19,9 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError
-from ..records import AreaTag, Paper, TaggedPaper
+from ..records import AreaTag, Paper, TaggedPaper, source_of
 from ..taxonomy.model import Taxonomy
 
-VERDICTS = ("right", "neutral", "wrong")
 PhraseLabel = Literal["accept", "fragment", "generic", "vague", "passing", "noise"]
 PHRASE_LABELS: tuple[str, ...] = get_args(PhraseLabel)
 TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
@@ -310,7 +309,7 @@ class PhraseReport:
             self.f1_sum += keyphrase_f1(texts, record.paper.keywords, TOP_PHRASES)
         top = record.keyphrases[:TOP_PHRASES]
         stems = [f" {stem_phrase(kp.text)} " for kp in top]
-        by = self.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+        by = self.by_source.setdefault(source_of(record.paper), Counter())
         by["papers"] += 1
         for n, keyphrase in enumerate(record.keyphrases):
             label = judgment.phrase_label(keyphrase.text)
@@ -435,7 +434,7 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
         if verdict != "neutral":
             _add_to_bin(report.bins, tag.score, verdict == "right")
     report.types.count(record.facets, judgment)
-    by = report.by_source.setdefault(str(record.paper.model_extra.get("source", "?")), Counter())
+    by = report.by_source.setdefault(source_of(record.paper), Counter())
     by.update(
         {
             "papers": 1,
@@ -465,7 +464,7 @@ def render_phrases(report: PhraseReport, source: str) -> str:
         *(
             [
                 "The keyphrase model that ranked these was fitted on these very judgments, so the "
-                "figures are optimistic; `python -m tagger.corpus.calibrate --keyphrases` measures "
+                "figures are optimistic; `python -m tagger.fitting.keyphrases` measures "
                 "each source held out (docs/keyphrase-calibration.md).",
                 "",
             ]
@@ -520,8 +519,8 @@ def _render_tags(report: JudgedReport) -> str:
         *(
             [
                 "The weigher that scored these tags was fitted on these very judgments, so the "
-                "figures are optimistic; `python -m tagger.corpus.calibrate` measures each source "
-                "held out (docs/calibration.md).",
+                "figures are optimistic; `tagger fit` measures them held out "
+                "(docs/calibration.md).",
                 "",
             ]
             if r.in_sample

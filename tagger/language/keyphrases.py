@@ -67,7 +67,7 @@ _TYPICAL_SIMILARITY = 0.22
 class AcceptanceModel:
     """The probability that a reader accepts a candidate as a keyphrase of its paper: gradient-
     boosted trees over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
-    ``python -m tagger.corpus.calibrate --keyphrases``, and what it was fitted on."""
+    ``python -m tagger.fitting.keyphrases``, and what it was fitted on."""
 
     accept: Trees
     about: dict[str, Any]
@@ -195,8 +195,8 @@ class KeyphraseExtractor:
         self, docs: Sequence[str], analyses: Sequence[Analysis]
     ) -> list[dict[str, tuple[str, dict[str, float]]]]:
         """Every shortlisted candidate of each paper, by normalised form: its text as shown and
-        the features the acceptance model reads (what ``python -m tagger.corpus.calibrate
-        --keyphrases`` fits the model to)."""
+        the features the acceptance model reads (what ``python -m tagger.fitting.keyphrases``
+        fits the model to)."""
         return [
             {key: (surface(found[key], analysis), row) for key, row in described.items()}
             for found, analysis, described, _, _ in self._describe(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import signal
 import socket
@@ -25,6 +24,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..config import usable_cores
 from ..errors import TaggerError
 
 
@@ -95,8 +95,7 @@ def connect(address: str) -> Any:
     address = parse_address(address)
     match = re.fullmatch(r"local(?::(\d+))?", address)
     if match:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return Client(_local_cluster(int(match.group(1)) if match.group(1) else (cores or 1)))
+        return Client(_local_cluster(int(match.group(1)) if match.group(1) else usable_cores()))
     timeout = connect_timeout()
     check_scheduler(address, timeout)
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import sys
 import warnings
 from collections import Counter
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import TaggerConfig, tagger_version
+from ..config import TaggerConfig, tagger_version, usable_cores
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
@@ -507,8 +506,7 @@ class _TimeoutReport:
 
 def _usable_workers(workers: int | None, warn: Callable[[str], None]) -> int:
     """``workers``, capped at the cores this process may run on; None: as many as those."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cores = cores or 1
+    cores = usable_cores()
     if workers is None:
         return cores
     if workers > cores:

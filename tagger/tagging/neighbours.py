@@ -2,10 +2,11 @@
 
 Rules propose an area only where the paper uses one of its words; a paper about spurious
 correlations that never writes "domain generalisation" gets no candidate there. So the papers
-the project ships (``data/``, some three thousand ICLR abstracts) are kept with their embeddings
-and the areas the rules and the first-stage weigher gave them (``tagger/data/neighbours.npz``,
-made by ``python -m tagger.corpus.calibrate``), and so are the judged papers (judged/) with the
-areas their readers wrote down (``tagger/data/neighbours-judged.npz``): a paper's nearest
+a model was fitted with (for the packaged model, the ICLR, ICML and NeurIPS abstracts of
+``data/`` that are in no judged set) are kept with their embeddings and the areas the rules and
+the first-stage weigher gave them (a model directory's ``neighbours.npz``, made by ``tagger
+fit``), and so are the judged papers with the areas their readers wrote down
+(``neighbours-judged.npz``): a paper's nearest
 neighbours of each kind, by the cosine of the stored paper vectors, propose the areas they are
 tagged with, and tell the weigher how much of their similarity agrees on each candidate. A tag
 they support names them (``AreaTag.neighbours``): a reader can look the papers up.
@@ -13,7 +14,9 @@ they support names them (``AreaTag.neighbours``): a reader can look the papers u
 Cosines are computed from the int8 vectors tagged lines store (language.vectors), exactly: the
 integer dot products are exact in float64 (|sum| < 2^53), so a paper's neighbours do not depend
 on the batch, the thread count or the BLAS library, and `tagger retag` finds the ones `tagger
-tag` found. A paper never counts itself: an index paper with the same abstract is left out.
+tag` found. A paper never counts itself, nor a near-copy of itself: an index paper whose abstract
+has the same words (case, spacing and punctuation aside), or whose vector is all but the same
+(cosine SAME or more), is left out.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -34,10 +38,9 @@ from ..language import vectors
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
 
-# The kinds of neighbour, and the index each is found in: shipped papers with the areas the first
-# stage gave them, and judged papers with the areas their readers wrote down (judged/).
-KINDS = {"nb": "neighbours.npz", "jn": "neighbours-judged.npz"}
-DEFAULT_PATH = KINDS["nb"]
+# The kinds of neighbour (a model directory's indexes, tagging.model): shipped papers with the
+# areas the first stage gave them, and judged papers with the areas their readers wrote down.
+KINDS = ("nb", "jn")
 PROPOSE = 0.7  # a neighbour's tag at least this sure proposes its area (and those above it)
 AGREE = 0.7  # a neighbour whose tag in an area's subtree is this sure agrees with the area
 SHOWN = 3  # neighbours named by a tag
@@ -50,12 +53,27 @@ NAMES = (
     "best",  # the cosine of the nearest agreeing neighbour
 )
 FEATURES = tuple(f"{kind}_{name}" for kind in KINDS for name in NAMES)
+# What the weigher reads of the area model's votes (tagging.areas makes them)
+LEARNED = (
+    "learned",  # the probability the area model gives the area (its subtree: it or one below)
+    "learned_gap",  # ... minus the highest it gives any area of the paper
+    "learned_child",  # ... the highest it gives an area just below this one (0 for a leaf)
+)
+VOTE_FEATURES = FEATURES + LEARNED
+
+
+SAME = 0.985  # a cosine at which an index paper is taken for a copy of the paper itself
 
 
 def abstract_key(abstract: str) -> int:
-    """What identifies a paper's text in the index: 8 bytes of the sha256 of its abstract."""
-    digest = hashlib.sha256(abstract.strip().encode("utf-8", "surrogatepass")).digest()
+    """What identifies a paper's text in the index: 8 bytes of the sha256 of its abstract's
+    words, lower-cased (an edit of spacing, case or punctuation is the same paper)."""
+    words = " ".join(_WORDS.findall(abstract.lower()))
+    digest = hashlib.sha256(words.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,9 +91,9 @@ class NeighbourIndex:
     about: dict[str, Any]
 
     @classmethod
-    def load(cls, path: str | Path | None = None, *, shipped: str = DEFAULT_PATH) -> NeighbourIndex:
-        """The index at ``path``, or the one shipped with tagger under the name ``shipped``."""
-        return _load(str(path) if path else "", shipped)
+    def load(cls, path: str | Path) -> NeighbourIndex:
+        """The index in the file at ``path`` (a model directory's: tagging.model)."""
+        return _load(str(path))
 
     @classmethod
     def build(
@@ -125,12 +143,9 @@ class NeighbourIndex:
         Path(path).write_bytes(buffer.getvalue())
 
     def serves(self, embedder_name: str) -> bool:
-        """Whether papers embedded by ``embedder_name`` compare with this index's: the same model
-        (any of its transformer backends: 'sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)' and
-        the torch one share a space; the static table distilled from it does not)."""
-        model = self.about.get("model")
-        name, _, backend = embedder_name.partition(" (")
-        return bool(model) and name == model and backend.rstrip(")") != "static"
+        """Whether papers embedded by ``embedder_name`` compare with this index's (see
+        :func:`space_of`)."""
+        return in_space(self.about, embedder_name)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -141,22 +156,46 @@ class NeighbourIndex:
 
     def nearest(self, codes: list[np.ndarray], keys: list[int], k: int) -> list[list[tuple]]:
         """For each paper (its int8 vector and abstract_key): its ``k`` nearest index papers as
-        (index, cosine), nearest first, the paper itself left out; ties by index."""
+        (index, cosine), nearest first, the paper itself and its near-copies left out (by key,
+        or a cosine of SAME or more); ties by index."""
         if not codes or not len(self) or k <= 0:
             return [[] for _ in codes]
-        rows, norms = self._rows
-        queries = np.stack([code.astype(np.float64) for code in codes])
-        dots = queries @ rows.T  # integers, exact in float64
-        scale = np.sqrt(np.outer((queries * queries).sum(axis=1), norms))
-        cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
         found = []
-        for row, key in zip(cosines, keys, strict=True):
-            row = np.where(self.keys == key, -np.inf, row)
+        for row, key in zip(self._cosines(codes), keys, strict=True):
+            row = np.where((self.keys == key) | (row >= SAME), -np.inf, row)
             take = min(k, len(row))
             best = np.argpartition(-row, take - 1)[:take]
             best = sorted(best.tolist(), key=lambda j: (-row[j], j))
             found.append([(j, float(row[j])) for j in best if np.isfinite(row[j])])
         return found
+
+    def nearest_among(
+        self, code: np.ndarray, key: int, rows: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """The ``k`` nearest of the index papers ``rows`` to one paper, as :meth:`nearest`
+        finds them."""
+        (cosines,) = self._cosines([code], rows)
+        cosines = np.where((self.keys[rows] == key) | (cosines >= SAME), -np.inf, cosines)
+        order = sorted(range(len(rows)), key=lambda j: (-cosines[j], rows[j]))[:k]
+        return [(int(rows[j]), float(cosines[j])) for j in order if np.isfinite(cosines[j])]
+
+    def _cosines(self, codes: list[np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
+        """The cosine of each paper with the index papers (``rows`` of them, or all). The
+        vectors are int8, so every partial sum of a dot product is an integer below 2**24,
+        exact in float32 in any order: the same bits on every CPU and BLAS."""
+        matrix, norms = self._rows
+        if rows is not None:
+            matrix, norms = matrix[rows], norms[rows]
+        queries = np.stack([code.astype(np.float32) for code in codes])
+        dots = (queries @ matrix.T).astype(np.float64)
+        own = (queries.astype(np.float64) ** 2).sum(axis=1)
+        scale = np.sqrt(np.outer(own, norms))
+        return np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
+
+    def rows_in(self, area: str, taxonomy: Taxonomy) -> np.ndarray:
+        """The index papers tagged, at AGREE or more, with ``area`` or an area below it."""
+        below = taxonomy.descendants(area) if area in taxonomy.by_id else {area}
+        return _rows_in(self, frozenset(below))
 
     def tags_of(self, index: int) -> dict[str, float]:
         """The first-stage tags of index paper ``index``."""
@@ -172,18 +211,47 @@ class NeighbourIndex:
         )
 
 
+def space_of(embedder_name: str) -> str:
+    """The space an embedder's vectors live in: its model's, for any of the model's transformer
+    backends ('sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)' and the torch one share
+    one); the static table distilled from a model is a space of its own."""
+    name, _, backend = embedder_name.partition(" (")
+    return embedder_name if backend.rstrip(")") == "static" else name
+
+
+def in_space(about: Mapping[str, Any], embedder_name: str) -> bool:
+    """Whether what a record ``about`` describes (an index, an area model) was made in the
+    space of ``embedder_name``'s vectors."""
+    made = about.get("space") or about.get("model")
+    return bool(made) and made == space_of(embedder_name)
+
+
 @cache
 def _float_rows(index: NeighbourIndex) -> tuple[np.ndarray, np.ndarray]:
-    rows = index.codes.astype(np.float64)
-    return rows, (rows * rows).sum(axis=1)
+    rows = index.codes.astype(np.float32)
+    return rows, (index.codes.astype(np.int64) ** 2).sum(axis=1).astype(np.float64)
 
 
 @cache
-def _load(path: str, shipped: str) -> NeighbourIndex:
-    from ..io import packaged
+def _rows_in(index: NeighbourIndex, below: frozenset[str]) -> np.ndarray:
+    wanted = {k for k, name in enumerate(index.areas) if name in below}
+    rows = [
+        i
+        for i in range(len(index))
+        for a, s in zip(
+            index.tag_area[index.tag_start[i] : index.tag_start[i + 1]],
+            index.tag_score[index.tag_start[i] : index.tag_start[i + 1]],
+            strict=True,
+        )
+        if a in wanted and s >= AGREE
+    ]
+    return np.array(sorted(set(rows)), dtype=np.intp)
 
+
+@cache
+def _load(path: str) -> NeighbourIndex:
     try:
-        raw = Path(path).read_bytes() if path else packaged.read_bytes(shipped)
+        raw = Path(path).read_bytes()
         with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             return NeighbourIndex(
                 codes=data["codes"].astype(np.int8),
@@ -197,7 +265,7 @@ def _load(path: str, shipped: str) -> NeighbourIndex:
                 about=json.loads(str(data["about"])),
             )
     except (OSError, ValueError, KeyError) as exc:
-        raise TaggerError(f"cannot read the neighbour index {path or shipped}: {exc}") from None
+        raise TaggerError(f"cannot read the neighbour index {path}: {exc}") from None
 
 
 @dataclass
@@ -252,7 +320,8 @@ class Votes:
 
 @dataclass
 class Neighbours:
-    """A paper's neighbours of every kind."""
+    """A paper's neighbours of every kind, and the area model's votes (tagging.areas) when
+    there is one: each proposes areas, describes each candidate and names what supports it."""
 
     votes: tuple[Votes, ...] = ()
 
@@ -260,8 +329,9 @@ class Neighbours:
         return set().union(*(v.proposed() for v in self.votes))
 
     def features(self, area: str) -> dict[str, float]:
-        """Every neighbour feature of one area (FEATURES), zero for a kind not read."""
-        found = dict.fromkeys(FEATURES, 0.0)
+        """Every feature of one area its votes make (VOTE_FEATURES), zero for a kind not
+        read."""
+        found = dict.fromkeys(VOTE_FEATURES, 0.0)
         for kind in self.votes:
             found.update(kind.features(area))
         return found

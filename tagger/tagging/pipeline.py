@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -25,9 +26,13 @@ from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import RuleSet
 from ..taxonomy.store import recall, remember
 from .listing import groups, score_hits
-from .neighbours import KINDS, NO_VOTES, NeighbourIndex, Neighbours, Votes, abstract_key, votes
+from .model import FittedModel, Learned
+from .neighbours import (
+    NO_VOTES,
+    Neighbours,
+    abstract_key,
+)
 from .proposing import Candidate, propose
-from .weigher import Weigher
 
 
 class Tagger:
@@ -54,6 +59,7 @@ class Tagger:
         self._workers: tuple[int, object] | None = None  # (count, executor) once started
         self._worker_timeouts: Counter[tuple[str, str, str]] = Counter()
         self._retagging = False
+        self._votes = True  # neighbours and the area model vote (not when reading for a fit)
         self._untouched_by: dict[str, Callable[[TaggedPaper], bool]] = {}  # by old taxonomy
 
     @classmethod
@@ -88,26 +94,19 @@ class Tagger:
         return KeyphraseExtractor(self.embedder, self.config)
 
     @cached_property
-    def weigher(self) -> Weigher:
-        return Weigher.load(self.config.weigher or None)
-
-    @cached_property
-    def neighbour_indexes(self) -> dict[str, tuple[NeighbourIndex, int]]:
-        """The papers a paper's neighbours are found among, by kind (tagging.neighbours.KINDS),
-        each with how many are read: the shipped papers (``neighbours``) and the judged ones
-        (``judged_neighbours``). A kind read 0 times is left out, and so is an index this
-        tagger's embedder did not make (its vectors would not compare)."""
-        wanted = {
-            "nb": (self.config.neighbours, self.config.neighbour_index),
-            "jn": (self.config.judged_neighbours, self.config.judged_index),
-        }
-        found = {}
-        for kind, (k, path) in wanted.items():
-            if k:
-                index = NeighbourIndex.load(path or None, shipped=KINDS[kind])
-                if index.serves(self.embedder.name):
-                    found[kind] = (index, k)
-        return found
+    def learned(self) -> Learned:
+        """What this tagger uses of the fitted model (tagging.model): ``config.model``, or the
+        one shipped. A model given by name must serve the taxonomy; the shipped one serves the
+        packaged taxonomy and overlays of it, and for any other taxonomy only its first stage is
+        used (``learned.note()`` says so)."""
+        model = FittedModel.load(self.config.model or None)
+        if self.config.model and not model.serves(self.taxonomy):
+            raise TaggerError(
+                f"the model {self.config.model} was fitted for another taxonomy than "
+                f"{self.taxonomy.label}: fit one for it with tagger fit, or tag with the "
+                "taxonomy it was fitted for"
+            )
+        return Learned(model, self.taxonomy, self.config, self.embedder.name, votes=self._votes)
 
     @cached_property
     def area_vectors(self) -> np.ndarray:
@@ -244,11 +243,21 @@ class Tagger:
             if old is None and sha256 == (shipped := load_taxonomy()).sha256:
                 old = shipped
             known[sha256] = (
-                Untouched(old, self.taxonomy, self.nlp, self.neighbour_indexes)
+                Untouched(old, self.taxonomy, self.nlp, self.learned.neighbour_indexes)
                 if old is not None
                 else _never
             )
         return known[sha256]
+
+    @classmethod
+    def for_fitting(cls, taxonomy: Taxonomy, config: TaggerConfig | None = None) -> Tagger:
+        """A Tagger that reads papers for a fit (tagger.fitting): no neighbours and no area
+        model, whatever model it would use: a fit proposes each paper's candidates again with
+        the neighbours and area model it makes."""
+        config = dataclasses.replace(config or TaggerConfig(), neighbours=0, judged_neighbours=0)
+        tagger = cls(taxonomy, config)
+        tagger._votes = False
+        return tagger
 
     @classmethod
     def for_retag(cls, taxonomy: Taxonomy, config: TaggerConfig | None = None) -> Tagger:
@@ -261,13 +270,13 @@ class Tagger:
 
     def candidates(self, papers: list[Paper]) -> list[list[Candidate]]:
         """Every candidate area of each paper, with the features the weigher reads (what
-        ``python -m tagger.corpus.calibrate`` fits the weigher to)."""
+        ``tagger fit`` fits the weigher to)."""
         return [read.candidates() for read in self._read(papers)]
 
-    def read(self, papers: list[Paper]) -> list[Reading]:
+    def readings(self, papers: list[Paper]) -> list[Reading]:
         """Each paper as the rules and the weigher see it: its analysis, keyphrases, stored
-        vector, similarities and neighbours' votes (calibration proposes its candidates again
-        with other votes)."""
+        vector, similarities and neighbours' votes; what a fit reads (tagger.fitting proposes
+        each paper's candidates again with other votes)."""
         return self._read(papers)
 
     def extract_keyphrases(self, papers: list[Paper]) -> list[list[Keyphrase]]:
@@ -277,7 +286,7 @@ class Tagger:
 
     def keyphrase_candidates(self, papers: list[Paper]) -> list[dict[str, tuple[str, dict]]]:
         """Every shortlisted keyphrase candidate of each paper: its text as shown and the
-        features the acceptance model reads (``python -m tagger.corpus.calibrate --keyphrases``)."""
+        features the acceptance model reads (``python -m tagger.fitting.keyphrases``)."""
         texts, analyses = self._analyse(papers)
         return self.keyphrases.described(texts, analyses)
 
@@ -320,14 +329,10 @@ class Tagger:
         ]
 
     def neighbours(self, papers: list[Paper], stored: list[str]) -> list[Neighbours]:
-        """Each paper's neighbours of every kind, from its vector as stored."""
-        found: list[list[Votes]] = [[] for _ in papers]
-        codes = [vectors.decode(v) for v in stored]
+        """Each paper's neighbours of every kind, and the area model's votes, from its vector
+        as stored."""
         keys = [abstract_key(p.abstract) for p in papers]
-        for kind, (index, k) in self.neighbour_indexes.items():
-            for votes_of, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
-                votes_of.append(votes(kind, index, nearest, self.taxonomy))
-        return [Neighbours(tuple(kinds)) for kinds in found]
+        return self.learned.votes_of([vectors.decode(v) for v in stored], keys)
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
@@ -406,7 +411,7 @@ class Reading:
             tagger.taxonomy,
             n_keyphrases=len(self.keyphrases),
             config=tagger.config,
-            weigher=tagger.weigher,
+            weigher=tagger.learned.weigher,
             similarity=self.similarity,
             votes=self.votes,
         )

@@ -7,10 +7,10 @@ accept the area as a tag of the paper: a tag's ``score``, calibrated on the judg
 (judged/). ``main`` says how much the paper is mainly about the area: the order tags are listed
 in. A facet's values (the contribution types) have a model each where the judged set holds
 enough of them, and share one otherwise: the probability that the value is right. The models are
-small (a weight per feature) and ship as data/weigher.json, with a record of what they were
-fitted on; the first stage, which reads rule evidence alone and tags the shipped papers the
-neighbours are found among, ships as data/weigher-rules.json. ``python -m
-tagger.corpus.calibrate`` fits both again (tagger.corpus.weighing says how).
+small (a weight per feature) and are part of a model directory (tagging.model), with a record
+of what they were fitted on; the first stage, which reads rule evidence alone and tags the
+papers the neighbours are found among, is there too. ``tagger fit`` fits both (tagger.fitting
+says how).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import TaggerError
 from ..io import packaged
-from .neighbours import FEATURES as NEIGHBOUR_FEATURES
+from .neighbours import VOTE_FEATURES
 
 # What the models read about a candidate area; tagging.proposing computes each. The first-stage
 # weigher (which tags the shipped papers the neighbours come from) reads RULE_FEATURES; the
@@ -56,11 +56,9 @@ RULE_FEATURES = (
     "facet_share",  # for a facet's value: its share of the evidence for the facet's values
     "facet_other",  # ... log(1 + the evidence of the likeliest other value)
 )
-FEATURES = RULE_FEATURES + NEIGHBOUR_FEATURES
+FEATURES = RULE_FEATURES + VOTE_FEATURES
 MODELS = ("right", "main")
 ANY_FACET = "*"  # the facet model for a value that has none of its own
-DEFAULT_PATH = "weigher.json"
-RULES_PATH = "weigher-rules.json"  # the first stage's
 
 
 @dataclass(frozen=True)
@@ -116,10 +114,9 @@ class Weigher:
         return (self.facets.get(area) or self.facets[ANY_FACET])(features)
 
     @classmethod
-    def load(cls, path: str | Path | None = None, *, shipped: str = DEFAULT_PATH) -> Weigher:
-        """The weigher at ``path``, or the one shipped with tagger under the name ``shipped``
-        (RULES_PATH: the first stage's)."""
-        return _load(str(path) if path else "", shipped)
+    def load(cls, path: str | Path) -> Weigher:
+        """The weigher in the file at ``path`` (a model directory's: tagging.model)."""
+        return _load(str(path))
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this weigher was fitted on the judged set in the file at ``path``."""
@@ -137,9 +134,9 @@ class Weigher:
 
 
 @cache
-def _load(path: str, shipped: str) -> Weigher:
+def _load(path: str) -> Weigher:
     try:
-        data = packaged.read_json(path, shipped)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
         models = {name: Model.from_dict(data[name]) for name in MODELS}
         facets = {area: Model.from_dict(raw) for area, raw in data["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required
@@ -147,7 +144,7 @@ def _load(path: str, shipped: str) -> Weigher:
         if unknown:
             raise ValueError(f"it reads features this version does not make: {sorted(unknown)}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(f"cannot read the weigher {path or shipped}: {exc!r}") from None
+        raise TaggerError(f"cannot read the weigher {path}: {exc!r}") from None
     return Weigher(**models, facets=facets, about=data.get("about", {}))
 
 

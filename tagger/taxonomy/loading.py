@@ -182,7 +182,7 @@ def _overlay(
     if problems:
         raise TaxonomyError(problems)
     version = f"{base.version}+{parsed.version or Path(source).stem}"
-    return build_taxonomy(version, areas, source, origins, extends=base.source)
+    return build_taxonomy(version, areas, source, origins, extends=base)
 
 
 def _base(extends: str, where: Origin, directory: Path, extending: tuple[Path, ...]) -> Taxonomy:

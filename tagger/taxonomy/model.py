@@ -163,6 +163,7 @@ class Taxonomy:
     # ('taxonomy.yaml', 57); an overlay's additions point into the overlay
     origins: dict[tuple[Any, ...], Origin] = field(default_factory=dict, compare=False, repr=False)
     extends: str | None = None  # the source of the taxonomy an overlay extends
+    based_on: tuple[str, ...] = ()  # the sha256 of every taxonomy an overlay extends, nearest first
 
     @cached_property
     def by_id(self) -> dict[str, Area]:
@@ -286,9 +287,13 @@ def build_taxonomy(
     areas: list[Area],
     source: str,
     origins: dict[tuple[Any, ...], Origin],
-    extends: str | None = None,
+    extends: Taxonomy | None = None,
 ) -> Taxonomy:
-    made = Taxonomy(version, tuple(areas), "", source, origins, extends)
+    """A taxonomy of ``areas``; ``extends``: the taxonomy an overlay made it from."""
+    based_on = (extends.sha256, *extends.based_on) if extends else ()
+    made = Taxonomy(
+        version, tuple(areas), "", source, origins, extends.source if extends else None, based_on
+    )
     object.__setattr__(made, "sha256", hashlib.sha256(made.canonical()).hexdigest())
     return made
 

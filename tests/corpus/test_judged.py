@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from tagger import InputError, Paper, Tagger, TaggerConfig
 from tagger.cli import main
 from tagger.corpus.judged import Judgment, evaluate_judged, verdicts
+from tagger.tagging.model import FittedModel
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
 
 from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, tagged_record, write_tagged
@@ -249,7 +250,7 @@ def test_the_sealed_papers_are_in_no_other_judged_file():
 def test_the_shipped_weigher_was_fitted_on_the_judged_set():
     from tagger.tagging.weigher import Weigher
 
-    assert Weigher.load().fitted_on(JUDGED)
+    assert Weigher.load(FittedModel.load().path("weigher")).fitted_on(JUDGED)
 
 
 RULES = """version: "1"

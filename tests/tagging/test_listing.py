@@ -14,6 +14,7 @@ from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
 from tagger.io.readers import read_papers
 from tagger.tagging.listing import select, select_facet
+from tagger.tagging.model import FittedModel
 from tagger.tagging.proposing import Candidate
 from tagger.tagging.weigher import Weigher
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
@@ -103,7 +104,7 @@ def test_a_lower_threshold_lists_a_superset_with_the_same_scores(right, low, hig
 
 
 def _candidates(tagger, papers):
-    return [reading.candidates() for reading in tagger.read(papers)]
+    return [reading.candidates() for reading in tagger.readings(papers)]
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +121,7 @@ def real_candidates():
 def test_on_real_papers_a_lower_threshold_keeps_every_tag_and_score(real_candidates, a, b):
     tagger, found = real_candidates
     low, high = min(a, b), max(a, b)
-    weigher = Weigher.load()
+    weigher = Weigher.load(FittedModel.load().path("weigher"))
     taxonomy = tagger.taxonomy
     for candidates in found:
         topics = [c for c in candidates if taxonomy.facet(c.area) is None]

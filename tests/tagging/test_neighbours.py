@@ -1,23 +1,22 @@
-"""Candidate areas from a paper's nearest shipped papers: exact, batch-independent neighbours that
-never include the paper itself, votes a person can check (the papers are named), and the shipped
-index made from the shipped data by the shipped first-stage weigher."""
+"""Candidate areas from a paper's nearest papers: exact, batch-independent neighbours that never
+include the paper itself nor a near-copy of it, votes a person can check (the papers are named),
+and the shipped index made from the shipped data by the shipped first-stage weigher."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 
 from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
-from tagger.io.files import sha256
 from tagger.io.readers import read_papers
 from tagger.language import vectors
+from tagger.tagging.model import FittedModel
 from tagger.tagging.neighbours import NeighbourIndex, abstract_key, votes
+from tagger.tagging.weigher import Weigher
 from tagger.taxonomy.loading import load_taxonomy
 
-from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder
+from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, model_dir
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SHIPPED = [
@@ -62,15 +61,23 @@ def test_the_index_round_trips_and_a_paper_never_finds_itself(tmp_path):
     assert index.serves("test/hash-64") and not index.serves(
         "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
     )
-    shipped = NeighbourIndex.load()  # the transformer's space, not the table distilled from it
+    # the transformer's space, not the table distilled from it
+    shipped = NeighbourIndex.load(FittedModel.load().path("nb"))
     assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)")
     assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (torch)")
     assert not shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (static)")
     code = index.codes[0]
     [near] = index.nearest([code], [abstract_key(SHIPPED[0][2])], 3)
     assert [j for j, _ in near] == [1, 2]  # itself left out, by its abstract
-    [alone] = index.nearest([code], [abstract_key("another text")], 3)
-    assert alone[0] == (0, pytest.approx(1.0))
+    # nor with its spacing, case or punctuation changed, nor under another text with its vector
+    edited = "  Graph  neural networks, over MOLECULES and atoms. "
+    assert abstract_key(edited) == abstract_key(SHIPPED[0][2])
+    [again] = index.nearest([code], [abstract_key("another text")], 3)
+    assert [j for j, _ in again] == [1, 2]
+    near_copy = code.copy()
+    near_copy[0] += 1 if near_copy[0] < 127 else -1
+    [alone] = index.nearest([near_copy], [abstract_key("another text")], 3)
+    assert 0 not in [j for j, _ in alone]
 
 
 def test_neighbours_do_not_depend_on_the_batch(tmp_path):
@@ -86,12 +93,11 @@ def test_neighbours_do_not_depend_on_the_batch(tmp_path):
 
 
 def test_neighbours_propose_an_area_no_rule_found_and_are_named(tmp_path):
-    config = TaggerConfig(
-        neighbour_index=str(_index(tmp_path)), neighbours=2, judged_neighbours=0, min_score=0.0
-    )
+    model = model_dir(tmp_path / "model", MINI_TAXONOMY, nb=_index(tmp_path))
+    config = TaggerConfig(model=str(model), neighbours=2, judged_neighbours=0, min_score=0.0)
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY, config, embedder=HashEmbedder())
     paper = Paper(abstract="neural networks over molecules and atoms")  # no rule fires
-    [found] = [reading.candidates() for reading in tagger.read([paper])]
+    [found] = [reading.candidates() for reading in tagger.readings([paper])]
     proposed = {c.area: c for c in found}
     assert {"graphs", "graphs.gnn"} <= proposed.keys()
     gnn = proposed["graphs.gnn"]
@@ -101,7 +107,7 @@ def test_neighbours_propose_an_area_no_rule_found_and_are_named(tmp_path):
     tagged = tagger.tag(paper)
     named = {tag.id: [n.id for n in tag.neighbours] for tag in tagged.tags}
     # every listed graph area names the two papers that agree (tags >= 0.7), nearest first
-    [near] = tagger.neighbour_indexes["nb"][0].nearest(
+    [near] = tagger.learned.neighbour_indexes["nb"][0].nearest(
         [vectors.decode(tagged.vector)], [abstract_key(paper.abstract)], 2
     )
     nearest_first = [("n1", "n2")[j] for j, _ in near]
@@ -127,39 +133,48 @@ def test_votes_leave_out_areas_the_taxonomy_does_not_have(tmp_path):
     }
 
 
-def test_the_shipped_index_was_made_from_the_shipped_data():
-    index = NeighbourIndex.load()
-    made = {item["file"]: item["sha256"] for item in index.about["data"]}
-    for name, digest in made.items():
-        assert sha256(ROOT / "data" / name) == digest, (
-            f"data/{name} changed: python -m tagger.corpus.calibrate"
-        )
-    abstracts = {
-        abstract_key(p.abstract) for name in made for p in read_papers(ROOT / "data" / name)
+def test_the_shipped_index_holds_the_data_papers_in_no_judged_set():
+    """The packaged model's neighbours are the abstracts of the data files its record names, each
+    once, less every judged paper (sealed ones included): a judged paper's neighbours are never
+    itself, and no sealed paper reaches an index."""
+    model = FittedModel.load()
+    index = NeighbourIndex.load(model.path("nb"))
+    names = model.record["fitted_on"]["index_papers"]
+    assert names == ["corpus-2020-2023.jsonl", "iclr2025-keywords.jsonl"]
+    judged = {
+        abstract_key(p.abstract)
+        for name in ("judged.jsonl", "sealed.jsonl")
+        for p in read_papers(ROOT / "judged" / name)
     }
-    assert len(index) == len(abstracts) == len(set(index.keys.tolist()))
-    assert index.about["model"] == MINILM
+    abstracts = {
+        abstract_key(p.abstract) for name in names for p in read_papers(ROOT / "data" / name)
+    }
+    assert set(index.keys.tolist()) == abstracts - judged
+    assert len(index) == len(set(index.keys.tolist()))
+    assert index.about["space"] == MINILM
     assert index.codes.shape == (len(index), 384) and index.codes.dtype == np.int8
 
 
 @pytest.mark.models
 def test_shipped_entries_are_what_the_first_stage_makes_of_them(embedder):
-    """Five shipped papers tagged again with the first-stage weigher: the same vectors, the same
-    confident areas (scores >= 0.5) as the index holds."""
-    index = NeighbourIndex.load()
-    first = ROOT / "tagger" / "data" / "weigher-rules.json"
-    config = TaggerConfig(neighbours=0, judged_neighbours=0, weigher=str(first))
-    tagger = Tagger.from_taxonomy(config=config, embedder=embedder)
-    papers = list(read_papers(ROOT / "data" / "iclr2026-dev.jsonl"))[:5]
+    """Five index papers read again and weighed by the first-stage weigher: the same vectors, the
+    same confident areas (scores >= 0.5) as the index holds."""
+    model = FittedModel.load()
+    index = NeighbourIndex.load(model.path("nb"))
+    first = Weigher.load(model.path("rules"))
+    tagger = Tagger.for_fitting(load_taxonomy())
+    tagger._own_embedder = embedder
+    papers = list(read_papers(ROOT / "data" / "iclr2025-keywords.jsonl"))
     position = {key: k for k, key in enumerate(index.keys.tolist())}
-    for paper, reading in zip(papers, tagger.read(papers), strict=True):
+    papers = [p for p in papers if abstract_key(p.abstract) in position][:5]
+    assert len(papers) == 5
+    for paper, reading in zip(papers, tagger.readings(papers), strict=True):
         k = position[abstract_key(paper.abstract)]
         assert index.ids[k] == paper.id
         assert np.array_equal(vectors.decode(reading.vector), index.codes[k])
         scores = {
-            c.area: round(tagger.weigher.right(c.features), 4)
+            c.area: round(first.right(c.features), 4)
             for c in reading.candidates()
-            if tagger.taxonomy.facet(c.area) is None and tagger.weigher.right(c.features) >= 0.5
+            if tagger.taxonomy.facet(c.area) is None and first.right(c.features) >= 0.5
         }
         assert scores == pytest.approx(index.tags_of(k), abs=1e-4)
-    assert json.dumps(index.about["data"])  # the record says what it was made from

@@ -7,6 +7,7 @@ from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
 from tagger.language.text import analyse, paper_text
 from tagger.tagging.listing import score_hits
+from tagger.tagging.model import FittedModel
 from tagger.tagging.proposing import propose
 from tagger.tagging.weigher import Weigher
 from tagger.taxonomy.loading import load_taxonomy
@@ -170,7 +171,7 @@ def test_central_evidence_outweighs_a_passing_mention(nlp):
     assert found["rl"].total == CONFIG.related_work_factor  # a related-work mention only
     assert found["graphs"].features["title"] == 1.0 and found["rl"].features["title"] == 0.0
     assert found["rl"].features["related_work"] == 1.0
-    weigher = Weigher.load()
+    weigher = Weigher.load(FittedModel.load().path("weigher"))
     assert weigher.right(found["graphs"].features) > weigher.right(found["rl"].features)
 
 
@@ -191,7 +192,12 @@ def test_min_score_and_max_tags_are_applied_and_facets_kept_apart(nlp):
     def tags(**settings):
         config = TaggerConfig(**settings)
         topics, facets = score_hits(
-            hits, analysis, taxonomy, n_keyphrases=0, config=config, weigher=Weigher.load()
+            hits,
+            analysis,
+            taxonomy,
+            n_keyphrases=0,
+            config=config,
+            weigher=Weigher.load(FittedModel.load().path("weigher")),
         )
         return [(t.id, t.score) for t in topics], [(t.id, t.score) for t in facets]
 

@@ -1,0 +1,76 @@
+"""Writing a model directory (tagging.model reads it): its parts, and the record that names the
+taxonomy they were fitted for, the judged papers they were fitted on and each file's sha256.
+
+The directory is made whole under a temporary name beside the target and renamed into place, so a
+reader never sees half a model; a directory that is not a model (no model.json in it, and not
+empty) is never replaced.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..config import tagger_version
+from ..errors import TaggerError
+from ..io.files import readable, sha256
+from ..tagging.model import FILES, RECORD
+from ..taxonomy.model import Taxonomy
+
+
+class Saveable(Protocol):
+    def save(self, path: str | Path) -> None: ...
+
+
+def save_model(
+    where: Path,
+    parts: Mapping[str, Saveable],
+    *,
+    taxonomy: Taxonomy,
+    fitted_on: Mapping[str, Any],
+    about: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write ``parts`` (keys of tagging.model.FILES) and model.json into the directory
+    ``where``; the record written."""
+    if where.exists() and not (where / RECORD).is_file() and any(where.iterdir()):
+        raise TaggerError(
+            f"{where} is a directory that holds something other than a model: "
+            "give a new directory, or an old model's, to write the model to"
+        )
+    where.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
+    try:
+        for part, value in parts.items():
+            value.save(work / FILES[part])
+        record = {
+            "taxonomy": {
+                "version": taxonomy.version,
+                "sha256": taxonomy.sha256,
+                "source": taxonomy.source,
+                "areas": len(taxonomy.areas),
+            },
+            "fitted_on": dict(fitted_on),
+            "tagger_version": tagger_version(),
+            "date": datetime.date.today().isoformat(),
+            **dict(about or {}),
+            "files": {FILES[part]: sha256(work / FILES[part]) for part in sorted(parts)},
+        }
+        (work / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        readable(work)
+        old = None
+        if where.exists():
+            old = where.with_name(f".{where.name}.old.{os.getpid()}")
+            os.replace(where, old)
+        os.replace(work, where)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return record
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise

@@ -1,0 +1,179 @@
+"""The papers a fit reads, each read once: judged papers (their judgment, their reading by the
+tagger, their rule candidates) and the papers neighbours are found among (their vector and
+their candidates), the latter in worker processes and kept in a cache keyed by everything they
+depend on.
+
+Papers are grouped for holding out by their source with its variant dropped
+(``corpus-2020-2023/icml2021`` and ``corpus-2020-2023/icml2021/untitled`` are one group: one
+venue and year), so that a held-out group is papers of a venue and year no fit saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..config import TaggerConfig
+from ..corpus.judged import Judgment
+from ..errors import InputError
+from ..io.files import sha256
+from ..io.readers import read_papers
+from ..records import Paper, source_of
+from ..tagging.neighbours import abstract_key
+from ..tagging.pipeline import Reading, Tagger
+from ..tagging.proposing import Candidate
+
+BATCH = 32
+
+
+@dataclass
+class JudgedPaper:
+    """One judged paper, read once: what it is judged to be, its reading (to propose its
+    candidates again with each fold's neighbours), and its rule candidates."""
+
+    paper: Paper
+    judgment: Judgment
+    reading: Reading
+    rules: list[Candidate]
+
+    @property
+    def source(self) -> str:
+        return source_of(self.paper)
+
+    @property
+    def group(self) -> str:
+        return group_of(self.paper)
+
+
+@dataclass
+class IndexPaper:
+    """One paper neighbours are found among: who it is, its stored vector, and its topic
+    candidates with the first stage's features."""
+
+    id: str
+    title: str | None
+    abstract: str
+    vector: str
+    topics: list[tuple[str, dict[str, float]]]
+    source: str
+
+
+def group_of(paper: Paper) -> str:
+    """The group a paper is held out with: its source, without a variant such as /untitled."""
+    source = source_of(paper)
+    return source.removesuffix("/untitled")
+
+
+def read_judged(tagger: Tagger, papers: Sequence[Paper], *, source: str) -> list[JudgedPaper]:
+    """Every judged paper of ``papers`` (those with areas), read by ``tagger`` (whose
+    neighbours are off). InputError if none is judged."""
+    found = []
+    for start in range(0, len(papers), BATCH):
+        batch = papers[start : start + BATCH]
+        for paper, reading in zip(batch, tagger.readings(batch), strict=True):
+            judgment = Judgment.of_paper(paper, source=source)
+            if judgment is not None and judgment.areas:
+                found.append(JudgedPaper(paper, judgment, reading, reading.candidates()))
+    if not found:
+        raise InputError("holds no judged paper (a 'judged' field with areas)", source=source)
+    return found
+
+
+def read_index_papers(
+    paths: Sequence[str | Path],
+    config: TaggerConfig,
+    *,
+    taxonomy: str | Path | None = None,
+    skip: frozenset[int] = frozenset(),
+    workers: int = 1,
+    cache: str | Path | None = None,
+) -> list[IndexPaper]:
+    """The papers of ``paths`` (each abstract once, none whose abstract_key is in ``skip``),
+    read with ``config`` and ``taxonomy`` in ``workers`` processes: their vectors and topic
+    candidates; kept in ``cache``, if given, under a key of everything they depend on
+    (tagger's source files, the taxonomy, the data, the settings, the papers skipped)."""
+    if cache is not None:
+        key = _cache_key(paths, config, taxonomy, skip)
+        where = Path(cache) / f"index-papers-{key}.json"
+        if where.is_file():
+            return [IndexPaper(**item) for item in json.loads(where.read_text())]
+        found = read_index_papers(paths, config, taxonomy=taxonomy, skip=skip, workers=workers)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(json.dumps([asdict(item) for item in found]))
+        return found
+    papers, seen = [], set(skip)
+    for path in paths:
+        for paper in read_papers(path):
+            key = abstract_key(paper.abstract)
+            if key not in seen:
+                seen.add(key)
+                papers.append((paper, Path(path).name))
+    chunks = [(config, taxonomy, papers[k : k + 64]) for k in range(0, len(papers), 64)]
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            done = list(pool.map(_read_chunk, chunks))
+    else:
+        done = [_read_chunk(chunk) for chunk in chunks]
+    return [item for chunk in done for item in chunk]
+
+
+_CHUNK_TAGGER: dict[tuple, Tagger] = {}
+
+
+def _read_chunk(
+    job: tuple[TaggerConfig, str | Path | None, list[tuple[Paper, str]]],
+) -> list[IndexPaper]:
+    config, taxonomy, chunk = job
+    if (config, taxonomy) not in _CHUNK_TAGGER:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+        from ..taxonomy.loading import load_taxonomy
+
+        _CHUNK_TAGGER[config, taxonomy] = Tagger.for_fitting(load_taxonomy(taxonomy), config)
+    tagger = _CHUNK_TAGGER[config, taxonomy]
+    papers = [paper for paper, _ in chunk]
+    out = []
+    for (paper, source), reading in zip(chunk, tagger.readings(papers), strict=True):
+        topics = [
+            (c.area, c.features)
+            for c in reading.candidates()
+            if tagger.taxonomy.facet(c.area) is None
+        ]
+        out.append(
+            IndexPaper(paper.id, paper.title, paper.abstract, reading.vector, topics, source)
+        )
+    return out
+
+
+def _cache_key(
+    paths: Sequence[str | Path],
+    config: TaggerConfig,
+    taxonomy: str | Path | None,
+    skip: frozenset[int],
+) -> str:
+    from ..taxonomy.loading import load_taxonomy
+
+    digest = hashlib.sha256(repr(config).encode())
+    package = Path(__file__).resolve().parents[1]
+    made_here = {"model"}  # what a fit makes is not read to read papers
+    data = [
+        p
+        for p in sorted((package / "data").rglob("*"))
+        if p.is_file() and not made_here & set(p.relative_to(package / "data").parts)
+    ]
+    code = [p for p in sorted(package.rglob("*.py")) if "fitting" not in p.parts]
+    for source in code + data:
+        digest.update(source.read_bytes())
+    for path in paths:
+        digest.update(sha256(path).encode())
+    digest.update(load_taxonomy(taxonomy).sha256.encode())
+    digest.update(repr(sorted(skip)).encode())
+    return digest.hexdigest()[:16]

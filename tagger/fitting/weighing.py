@@ -1,0 +1,213 @@
+"""Fitting the weigher in two stages, the neighbour indexes between them, and the area model.
+
+The first stage reads rule evidence and similarities alone (weigher.RULE_FEATURES): its confident
+areas of the index papers (papers.IndexPaper) make the neighbour index (tagging.neighbours). The
+judged papers make the judged index, with the areas their readers wrote down, and the area model
+(:mod:`.areas`). The second stage reads the rule evidence, the votes of each paper's neighbours in
+both indexes and the area model's (weigher.FEATURES): it is the weigher that tags. A judged paper
+never counts itself among its neighbours (tagging.neighbours), and a fit measured held out
+(:mod:`.folds`) is made without the held-out papers at every step.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import TaggerConfig
+from ..corpus.judged import verdicts
+from ..language import vectors
+from ..records import AreaTag, Provenance, TaggedPaper
+from ..tagging.areas import AreaModel, AreaVotes
+from ..tagging.listing import select, select_facet
+from ..tagging.neighbours import NeighbourIndex, Neighbours, abstract_key, votes
+from ..tagging.proposing import Candidate
+from ..tagging.weigher import ANY_FACET, FEATURES, RULE_FEATURES, Weigher, fitted
+from ..taxonomy.model import Taxonomy
+from .papers import IndexPaper, JudgedPaper
+
+MIN_EXAMPLES = 5  # right and wrong candidates a facet value needs for a model of its own
+FIRST_STAGE_AT = 0.5  # an index paper's first-stage candidates this likely are its index tags
+
+
+@dataclass
+class Fitted:
+    """What one fit makes: both stages of the weigher, the indexes and the area model."""
+
+    first: Weigher
+    index: NeighbourIndex | None
+    judged_index: NeighbourIndex
+    areas: AreaModel | None
+    weigher: Weigher
+
+    def parts(self) -> dict[str, Any]:
+        """The parts as a model directory names them (tagging.model.FILES)."""
+        found = {"rules": self.first, "jn": self.judged_index, "weigher": self.weigher}
+        if self.index is not None:
+            found["nb"] = self.index
+        if self.areas is not None:
+            found["areas"] = self.areas
+        return found
+
+
+def fit_weigher(
+    judged: Sequence[JudgedPaper],
+    found: Sequence[list[Candidate]],
+    taxonomy: Taxonomy,
+    *,
+    c: float,
+    names: Sequence[str],
+    about: dict[str, Any] | None = None,
+) -> Weigher:
+    """The weigher's models fitted to the candidates ``found`` of the ``judged`` papers, reading
+    the features ``names``: ``right`` on every candidate judged right or wrong (acceptable ones
+    left out), ``main`` on every topic candidate, a facet model per contribution type with at
+    least MIN_EXAMPLES right and wrong candidates, and one for the other types."""
+    right_rows, right_labels, main_rows, main_labels = [], [], [], []
+    facet_rows: dict[str, list] = defaultdict(list)
+    facet_labels: dict[str, list[int]] = defaultdict(list)
+    for item, candidates in zip(judged, found, strict=True):
+        topics = [c for c in candidates if taxonomy.facet(c.area) is None]
+        for candidate in candidates:
+            if taxonomy.facet(candidate.area) is not None and taxonomy.by_id[candidate.area].parent:
+                for key in (candidate.area, ANY_FACET):
+                    facet_rows[key].append(candidate.features)
+                    facet_labels[key].append(int(candidate.area in item.judgment.facet_areas))
+        said = verdicts([bare_tag(c.area, 0.0, taxonomy) for c in topics], item.judgment, taxonomy)
+        for candidate, verdict in zip(topics, said, strict=True):
+            if verdict != "neutral":
+                right_rows.append(candidate.features)
+                right_labels.append(int(verdict == "right"))
+            main_rows.append(candidate.features)
+            main_labels.append(int(candidate.area in item.judgment.main))
+    return Weigher(
+        right=fitted(right_rows, right_labels, c=c, names=names),
+        main=fitted(main_rows, main_labels, c=c, names=names),
+        facets={
+            area: fitted(facet_rows[area], labels, c=c, names=names)
+            for area, labels in facet_labels.items()
+            if area == ANY_FACET or min(sum(labels), len(labels) - sum(labels)) >= MIN_EXAMPLES
+        },
+        about=about or {},
+    )
+
+
+def index_of(
+    papers: Sequence[IndexPaper], first: Weigher, *, about: dict[str, Any]
+) -> NeighbourIndex:
+    """The neighbour index of ``papers``: their vectors, and as their tags every topic
+    candidate the first stage scores FIRST_STAGE_AT or more."""
+    tags = [
+        {
+            area: round(first.right(f), 4)
+            for area, f in paper.topics
+            if first.right(f) >= FIRST_STAGE_AT
+        }
+        for paper in papers
+    ]
+    rows = [(p.id, p.title, p.abstract, p.vector) for p in papers]
+    return NeighbourIndex.build(rows, tags, about=about)
+
+
+def judged_index_of(judged: Sequence[JudgedPaper], *, about: dict[str, Any]) -> NeighbourIndex:
+    """The index of judged papers: their vectors, and as their tags the areas their readers
+    wrote down (1) and those they found acceptable (0.5)."""
+    tags = [
+        {a: 0.5 for a in item.judgment.acceptable} | {a: 1.0 for a in item.judgment.areas}
+        for item in judged
+    ]
+    rows = [(i.paper.id, i.paper.title, i.paper.abstract, i.reading.vector) for i in judged]
+    return NeighbourIndex.build(rows, tags, about=about)
+
+
+def second_stage(
+    judged: Sequence[JudgedPaper],
+    indexes: Mapping[str, tuple[NeighbourIndex, int]],
+    chances: Sequence[Mapping[str, float]] | None,
+    taxonomy: Taxonomy,
+) -> list[list[Candidate]]:
+    """Each judged paper's candidates with its neighbours in ``indexes`` (kind -> index and how
+    many neighbours are read) voting, and the area model's probabilities (``chances``, one
+    mapping a paper, from a model that never saw it: fitting.areas.out_of_fold)."""
+    codes = [vectors.decode(item.reading.vector) for item in judged]
+    keys = [abstract_key(item.paper.abstract) for item in judged]
+    found: list[list] = [[] for _ in judged]
+    for kind, (index, k) in indexes.items():
+        for kinds, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
+            kinds.append(votes(kind, index, nearest, taxonomy))
+    if chances is not None:
+        judged_index = indexes.get("jn", (None, 0))[0]
+        for kinds, probability, code, key in zip(found, chances, codes, keys, strict=True):
+            kinds.append(AreaVotes(dict(probability), taxonomy, code, judged_index, key))
+    return [
+        item.reading.candidates(Neighbours(tuple(kinds)))
+        for item, kinds in zip(judged, found, strict=True)
+    ]
+
+
+def tagged(
+    item: JudgedPaper,
+    found: list[Candidate],
+    weigher: Weigher,
+    taxonomy: Taxonomy,
+    config: TaggerConfig,
+) -> TaggedPaper:
+    """The paper as the weigher lists its candidates (tagging.listing), without evidence."""
+    topics = [c for c in found if taxonomy.facet(c.area) is None]
+    facets = [c for c in found if taxonomy.facet(c.area) is not None]
+    tags = [
+        bare_tag(a, round(s, 4), taxonomy) for a, s in select(topics, weigher, taxonomy, config)
+    ]
+    types = [
+        bare_tag(a, round(s, 4), taxonomy)
+        for root in taxonomy.roots
+        if taxonomy.by_id[root].facet
+        for a, s in select_facet(
+            [f for f in facets if taxonomy.path(f.area)[0] == root], weigher, taxonomy, config
+        )
+    ]
+    types.sort(key=lambda tag: (-tag.score, tag.id))
+    return TaggedPaper(
+        paper=item.paper, keyphrases=[], tags=tags, facets=types, provenance=PROVENANCE
+    )
+
+
+def candidate_recall(
+    judged: Sequence[JudgedPaper], found: Sequence[list[Candidate]], taxonomy: Taxonomy
+) -> tuple[float, float]:
+    """The share of judged areas that are candidates at all (the area or one below it), and
+    the same with an ancestor counting (lenient)."""
+    areas = strict = lenient = 0
+    for item, candidates in zip(judged, found, strict=True):
+        proposed = {c.area for c in candidates}
+        for area in item.judgment.areas:
+            areas += 1
+            below = taxonomy.descendants(area) & proposed
+            strict += bool(below)
+            lenient += bool(below) or any(a in proposed for a in taxonomy.path(area))
+    return strict / max(areas, 1), lenient / max(areas, 1)
+
+
+def bare_tag(area: str, score: float, taxonomy: Taxonomy) -> AreaTag:
+    """A tag of ``area`` with no evidence: what the measures read of a listed tag."""
+    return AreaTag(
+        id=area,
+        name=area,
+        path=taxonomy.path(area),
+        score=score,
+        evidence=[],
+        crosswalk=taxonomy.crosswalk(area),
+    )
+
+
+FIRST_NAMES = RULE_FEATURES
+SECOND_NAMES = FEATURES
+PROVENANCE = Provenance(
+    tagger_version="-",
+    taxonomy_version="-",
+    taxonomy_sha256="-",
+    embedding_model="-",
+    spacy_model="-",
+)
