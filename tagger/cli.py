@@ -844,9 +844,6 @@ def eval_(
     FILE holds labelled papers (any input format: they are tagged first) or the output of
     `tagger tag` (evaluated as it is); - reads stdin.
     """
-    from .config import tagger_version
-    from .corpus.evaluate import evaluate_file, render
-    from .corpus.judged import evaluate_judged, judgments_of, render_judged
     from .tagging.pipeline import Tagger
 
     if judged is None and (papers is None or scheme is None):
@@ -856,42 +853,60 @@ def eval_(
     skipped, shown = _Skipped(), sys.stderr.isatty() if progress is None else progress
     with Tagger.from_taxonomy(taxonomy_path) as tagger:
         if judged is None:
-            result = evaluate_file(
-                papers, tagger, scheme=scheme, skip=skipped, progress=shown, **options
-            )
-            text, data = render(result), result.as_dict()
+            text, data = _against_labels(papers, tagger, scheme, skipped, shown, **options)
         else:
-            from .corpus.evaluate import papers_of, tagged_records
-
-            judgments = None
-            if papers is not None:  # the judgments first: a file of none fails before tagging
-                judgments = judgments_of(papers_of(judged, skip=skipped), str(judged))
-            records, _ = tagged_records(
-                papers or judged,
-                tagger,
-                save_tagged=options["save_tagged"],
-                skip=skipped,
-                progress=shown,
+            text, data = _against_judgments(
+                papers, judged, tagger, skipped, shown, options["save_tagged"]
             )
-            report = evaluate_judged(
-                records,
-                tagger.taxonomy,
-                source=str(papers or judged),
-                judgments=judgments,
-                judged_source=str(judged),
-            )
-            if judgments is not None:
-                _note(
-                    f"{report.matched:,} of the {report.records:,} papers of {papers} have a "
-                    f"judgment in {judged} ({len(judgments):,} papers judged, matched by id)"
-                )
-            # in sample: scored by this version's models, and those were fitted on these judgments
-            ours = all(r.provenance.tagger_version == tagger_version() for r in records)
-            report.in_sample = ours and tagger.weigher.fitted_on(judged)
-            report.keyphrases.in_sample = ours and tagger.keyphrases.model.fitted_on(judged)
-            text, data = render_judged(report), report.as_dict()
     if as_json:
         _print_json(data)
     else:
         click.echo(text, nl=False)
     skipped.exit_if_any()
+
+
+def _against_labels(
+    papers: str, tagger: Any, scheme: str, skipped: _Skipped, progress: bool, **options: Any
+) -> tuple[str, dict[str, Any]]:
+    """--scheme: the tags against the authors' labels, the keyphrases against their keywords."""
+    from .corpus.evaluate import evaluate_file, render
+
+    result = evaluate_file(
+        papers, tagger, scheme=scheme, skip=skipped, progress=progress, **options
+    )
+    return render(result), result.as_dict()
+
+
+def _against_judgments(
+    papers: str | None,
+    judged: Path,
+    tagger: Any,
+    skipped: _Skipped,
+    progress: bool,
+    save_tagged: Path | None,
+) -> tuple[str, dict[str, Any]]:
+    """--judged: the tags and keyphrases of the judged papers (or of FILE's papers that are
+    judged there) against the judgments; the library says whether they are in sample."""
+    from .corpus.evaluate import papers_of, tagged_records
+    from .corpus.judged import evaluate_judged, judgments_of, render_judged
+
+    judgments = None
+    if papers is not None:  # the judgments first: a file of none fails before tagging
+        judgments = judgments_of(papers_of(judged, skip=skipped), str(judged))
+    records, _ = tagged_records(
+        papers or judged, tagger, save_tagged=save_tagged, skip=skipped, progress=progress
+    )
+    report = evaluate_judged(
+        records,
+        tagger.taxonomy,
+        source=str(papers or judged),
+        judgments=judgments,
+        judged_source=str(judged),
+        tagger=tagger,
+    )
+    if judgments is not None:
+        _note(
+            f"{report.matched:,} of the {report.records:,} papers of {papers} have a "
+            f"judgment in {judged} ({len(judgments):,} papers judged, matched by id)"
+        )
+    return render_judged(report), report.as_dict()
