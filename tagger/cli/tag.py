@@ -1,0 +1,167 @@
+"""``tagger tag``: tag papers here (runs.local) or on a Dask cluster (runs.cluster, --cluster)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import TaggerConfig
+from ..io.files import is_stdio
+from ..io.formats import FORMATS
+from .options import (
+    errors_option,
+    example,
+    note,
+    output_option,
+    progress_option,
+    settings_options,
+    taxonomy_option,
+    warning,
+    workers_option,
+)
+
+
+def _cluster_address(value: str | None) -> str | None:
+    """--cluster checked before anything starts: a malformed address is a usage error."""
+    from ..runs.connection import parse_address
+
+    try:
+        return None if value is None else parse_address(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--cluster'") from None
+
+
+@click.command(**example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@output_option(
+    "Write JSONL here instead of stdout (-); a name ending in .parquet gets Parquet; with "
+    "--cluster, a directory.",
+    directory=True,
+)
+@click.option(
+    "--format",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", *FORMATS]),
+    help="Input format; auto guesses from the file.",
+)
+@taxonomy_option
+@settings_options(
+    TaggerConfig, "top_n", "diversity", "min_score", "max_tags", "batch_size", "embedding_backend"
+)
+@workers_option(
+    "Processes tagging in parallel; output is identical for any number. Default: one per "
+    "core this process may use (input that fits in one batch is tagged in this process)."
+)
+@errors_option("Write rejected records here as JSONL (source, line, reason).")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted run: keep the complete lines of -o FILE, tag the rest.",
+)
+@progress_option
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    callback=lambda ctx, param, value: _cluster_address(value),
+    help="Tag on a Dask cluster: a scheduler's address (tcp://host:8786), or local / local:N "
+    "for a LocalCluster of N worker processes here. -o names a directory: one part file per "
+    "partition, errors beside each, and manifest.json.",
+)
+@click.option(
+    "--partition-size",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="With --cluster: records per partition, at most.",
+)
+@click.option(
+    "--part-format",
+    type=click.Choice(["jsonl", "parquet"]),
+    default="jsonl",
+    show_default=True,
+    help="With --cluster: the parts' format.",
+)
+def tag(
+    inputs: tuple[str, ...],
+    output: Path | None,
+    taxonomy_path: Path | None,
+    config: TaggerConfig,
+    format: str,
+    progress: bool,
+    cluster: str | None,
+    partition_size: int,
+    part_format: str,
+    **run: Any,
+) -> None:
+    """Tag papers: one JSONL line per input paper, in input order.
+
+    INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet), a directory (the
+    paper files in it, by name), or - for stdin; a file that is none of these formats by name
+    and content (README.md, a taxonomy) is refused unless --format names one. Records
+    that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
+    exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
+    command with --resume finishes the file as one uninterrupted run would have written it.
+    """
+    from ..tagging.pipeline import Tagger
+
+    if cluster is not None:
+        if output is None or is_stdio(output):
+            raise click.UsageError("--cluster needs -o DIRECTORY: where the part files go")
+        if run["errors"] is not None:
+            raise click.UsageError(
+                "--cluster writes each partition's rejected records beside its part "
+                "(part-NNNNN.errors.jsonl); --errors is for a local run"
+            )
+        if run["workers"] is not None:
+            raise click.UsageError(
+                "--cluster runs on the cluster's workers; --workers is for a local run"
+            )
+        if "-" in inputs:
+            raise click.UsageError("--cluster reads files (or globs), not stdin")
+    else:
+        if run["resume"] and (output is None or is_stdio(output)):
+            raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
+        if output is not None and output.is_dir():
+            raise click.UsageError(
+                f"-o {output} is a directory: name a file (or tag with --cluster)"
+            )
+    tagger = Tagger.from_taxonomy(taxonomy_path, config)
+    format = None if format == "auto" else format
+    if cluster is None:
+        summary = _here(tagger, inputs, output, format=format, progress=progress, **run)
+    else:  # -o names the directory of the parts
+        from ..runs.cluster import tag_on_cluster
+
+        summary = tag_on_cluster(
+            tagger,
+            inputs,
+            output,
+            cluster=cluster,
+            format=format,
+            resume=run["resume"],
+            part_format=part_format,
+            size=partition_size,
+            progress=progress,
+            warn=warning,
+            note=note,
+        )
+    click.echo(str(summary), err=True)
+    if summary.rejected:
+        sys.exit(1)
+
+
+def _here(tagger: Any, inputs: tuple[str, ...], output: Path | None, **run: Any) -> Any:
+    """A local run (runs.local), in this process or in worker processes it starts."""
+    from ..language import embedders
+    from ..runs.local import tag_files
+
+    with tagger:
+        if embedders.export_pending(tagger.embedder):
+            note(embedders.export_note(tagger.embedder))
+        return tag_files(
+            tagger, inputs, output or sys.stdout.buffer, warn=warning, note=note, **run
+        )
