@@ -249,6 +249,46 @@ def test_usage_error_exit_code_is_2():
     assert "--resume needs -o FILE" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["-o", "out", "--cluster", "local", "--errors", "e.jsonl"],
+            "--cluster writes each partition's rejected records beside its part "
+            "(part-NNNNN.errors.jsonl); --errors is for a local run",
+        ),
+        (
+            ["-o", "out", "--cluster", "local:2", "--workers", "2"],
+            "--cluster runs on the cluster's workers; --workers is for a local run",
+        ),
+        (["--cluster", "local"], "--cluster needs -o DIRECTORY: where the part files go"),
+        (
+            ["-o", "-", "--cluster", "local"],
+            "--cluster needs -o DIRECTORY: where the part files go",
+        ),
+        (["-", "-o", "out", "--cluster", "local"], "--cluster reads files (or globs), not stdin"),
+        (
+            ["--partition-size", "5"],
+            "--partition-size is for a run on a cluster: give --cluster too",
+        ),
+        (["--part-format", "jsonl"], "--part-format is for a run on a cluster: give --cluster too"),
+        (["--resume"], "--resume needs -o FILE: the output of the run to continue"),
+        (["-o", "-", "--resume"], "--resume needs -o FILE: the output of the run to continue"),
+        (["-o", "."], "-o . is a directory: name a file (or tag with --cluster)"),
+    ],
+)
+def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
+    tmp_path, monkeypatch, args, says
+):
+    """`tag` runs here or on a cluster (--cluster); click checks the options of each before
+    anything starts: a usage error, exit code 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["tag", str(ICML), *args, *MINI])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.splitlines()[-1] == f"Error: {says}"
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.models
 def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
     """After a plain `pip install .`, the default taxonomy ships inside the package."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ..config import Settings
 from ..errors import InputError
@@ -40,6 +41,13 @@ def print_json(data: Any) -> None:
     import orjson
 
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+def given(name: str, ctx: click.Context | None = None) -> bool:
+    """Whether the option ``name`` of the command (``ctx``, or the one running) was given, not
+    left to its default."""
+    source = (ctx or click.get_current_context()).get_parameter_source(name)
+    return source not in (None, ParameterSource.DEFAULT)
 
 
 # --- options ------------------------------------------------------------------------------------

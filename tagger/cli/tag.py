@@ -1,4 +1,9 @@
-"""``tagger tag``: tag papers here (runs.local) or on a Dask cluster (runs.cluster, --cluster)."""
+"""``tagger tag``: tag papers here (runs.local) or on a Dask cluster (runs.cluster, --cluster).
+
+Which options a run takes depends on where it runs; click checks them, before anything starts,
+with the options' types (--cluster's address) and :class:`_Launcher` (what a run here or on a
+cluster does not take): a usage error, exit code 2.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from ..io.formats import FORMATS
 from .options import (
     errors_option,
     example,
+    given,
     note,
     output_option,
     progress_option,
@@ -23,18 +29,67 @@ from .options import (
     workers_option,
 )
 
+# The options of a local run, and why a run on a cluster does not take them.
+LOCAL = {
+    "errors": "--cluster writes each partition's rejected records beside its part "
+    "(part-NNNNN.errors.jsonl); --errors is for a local run",
+    "workers": "--cluster runs on the cluster's workers; --workers is for a local run",
+}
+# The options of a run on a cluster, which a local run does not take.
+CLUSTER = {"partition_size": "--partition-size", "part_format": "--part-format"}
 
-def _cluster_address(value: str | None) -> str | None:
-    """--cluster checked before anything starts: a malformed address is a usage error."""
-    from ..runs.connection import parse_address
 
-    try:
-        return None if value is None else parse_address(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--cluster'") from None
+class ClusterAddress(click.ParamType):
+    """--cluster: ``local``, ``local:N`` or a scheduler's address; a malformed one is a usage
+    error (runs.connection.parse_address says what is wrong with it)."""
+
+    name = "address"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from ..runs.connection import parse_address
+
+        try:
+            return parse_address(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
-@click.command(**example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl"))
+class _Launcher(click.Command):
+    """A command whose options are checked together once parsed: a run on a cluster (--cluster)
+    and a local run each refuse what the other takes, and what it cannot write to."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        if not ctx.resilient_parsing:
+            _check_run(ctx)
+        return rest
+
+
+def _check_run(ctx: click.Context) -> None:
+    output, inputs = ctx.params["output"], ctx.params["inputs"]
+    if ctx.params["cluster"] is not None:
+        if output is None or is_stdio(output):
+            raise click.UsageError("--cluster needs -o DIRECTORY: where the part files go", ctx)
+        for name, why in LOCAL.items():
+            if given(name, ctx):
+                raise click.UsageError(why, ctx)
+        if "-" in inputs:
+            raise click.UsageError("--cluster reads files (or globs), not stdin", ctx)
+        return
+    for name, option in CLUSTER.items():
+        if given(name, ctx):
+            raise click.UsageError(f"{option} is for a run on a cluster: give --cluster too", ctx)
+    if ctx.params["resume"] and (output is None or is_stdio(output)):
+        raise click.UsageError("--resume needs -o FILE: the output of the run to continue", ctx)
+    if output is not None and output.is_dir():
+        raise click.UsageError(
+            f"-o {output} is a directory: name a file (or tag with --cluster)", ctx
+        )
+
+
+@click.command(
+    cls=_Launcher, **example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl")
+)
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @output_option(
     "Write JSONL here instead of stdout (-); a name ending in .parquet gets Parquet; with "
@@ -66,7 +121,7 @@ def _cluster_address(value: str | None) -> str | None:
 @click.option(
     "--cluster",
     metavar="ADDRESS",
-    callback=lambda ctx, param, value: _cluster_address(value),
+    type=ClusterAddress(),
     help="Tag on a Dask cluster: a scheduler's address (tcp://host:8786), or local / local:N "
     "for a LocalCluster of N worker processes here. -o names a directory: one part file per "
     "partition, errors beside each, and manifest.json.",
@@ -108,27 +163,6 @@ def tag(
     """
     from ..tagging.pipeline import Tagger
 
-    if cluster is not None:
-        if output is None or is_stdio(output):
-            raise click.UsageError("--cluster needs -o DIRECTORY: where the part files go")
-        if run["errors"] is not None:
-            raise click.UsageError(
-                "--cluster writes each partition's rejected records beside its part "
-                "(part-NNNNN.errors.jsonl); --errors is for a local run"
-            )
-        if run["workers"] is not None:
-            raise click.UsageError(
-                "--cluster runs on the cluster's workers; --workers is for a local run"
-            )
-        if "-" in inputs:
-            raise click.UsageError("--cluster reads files (or globs), not stdin")
-    else:
-        if run["resume"] and (output is None or is_stdio(output)):
-            raise click.UsageError("--resume needs -o FILE: the output of the run to continue")
-        if output is not None and output.is_dir():
-            raise click.UsageError(
-                f"-o {output} is a directory: name a file (or tag with --cluster)"
-            )
     tagger = Tagger.from_taxonomy(taxonomy_path, config)
     format = None if format == "auto" else format
     if cluster is None:
