@@ -13,6 +13,7 @@ from .options import (
     Skipped,
     example,
     incomplete_option,
+    renamed_option,
     tagged_argument,
     tagged_lines,
     taxonomy_option,
@@ -23,7 +24,7 @@ from .options import (
     name="filter",
     **example(
         "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
-        'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --format titles',
+        'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --output-format titles',
     ),
 )
 @tagged_argument
@@ -48,9 +49,10 @@ from .options import (
     show_default=True,
     help="Only count tags scoring at least this.",
 )
-@click.option(
-    "--format",
+@renamed_option(
+    "--output-format",
     "output_format",
+    formerly="--format",
     type=click.Choice(FORMATS),
     default="jsonl",
     show_default=True,

@@ -83,6 +83,28 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
     return decorate
 
 
+def renamed_option(name: str, dest: str, *, formerly: str, **attrs: Any) -> Decorator:
+    """The option ``name``, its value passed as ``dest``, once spelt ``formerly``: that spelling
+    is still read, left out of the help, with a note on stderr that names the new one."""
+    old = f"{dest}_formerly"
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def merged(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(old)
+            if value is not None:
+                if given(dest):
+                    raise click.UsageError(f"{formerly} is now {name}: give {name} alone")
+                note(f"{formerly} is now {name}")
+                kwargs[dest] = value
+            return command(*args, **kwargs)
+
+        merged = click.option(name, dest, **attrs)(merged)
+        return click.option(formerly, old, type=attrs.get("type"), hidden=True)(merged)
+
+    return decorate
+
+
 def output_option(help: str, *, directory: bool = False) -> Decorator:
     """-o/--output: a file (or, with ``directory``, a directory too) instead of stdout; - is
     stdout."""

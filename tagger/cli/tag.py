@@ -23,6 +23,7 @@ from .options import (
     note,
     output_option,
     progress_option,
+    renamed_option,
     settings_options,
     taxonomy_option,
     warning,
@@ -96,8 +97,10 @@ def _check_run(ctx: click.Context) -> None:
     "--cluster, a directory.",
     directory=True,
 )
-@click.option(
-    "--format",
+@renamed_option(
+    "--input-format",
+    "input_format",
+    formerly="--format",
     default="auto",
     show_default=True,
     type=click.Choice(["auto", *FORMATS]),
@@ -145,7 +148,7 @@ def tag(
     output: Path | None,
     taxonomy_path: Path | None,
     config: TaggerConfig,
-    format: str,
+    input_format: str,
     progress: bool,
     cluster: str | None,
     partition_size: int,
@@ -156,7 +159,7 @@ def tag(
 
     INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet), a directory (the
     paper files in it, by name), or - for stdin; a file that is none of these formats by name
-    and content (README.md, a taxonomy) is refused unless --format names one. Records
+    and content (README.md, a taxonomy) is refused unless --input-format names one. Records
     that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
     command with --resume finishes the file as one uninterrupted run would have written it.
@@ -164,7 +167,7 @@ def tag(
     from ..tagging.pipeline import Tagger
 
     tagger = Tagger.from_taxonomy(taxonomy_path, config)
-    format = None if format == "auto" else format
+    format = None if input_format == "auto" else input_format
     if cluster is None:
         summary = _here(tagger, inputs, output, format=format, progress=progress, **run)
     else:  # -o names the directory of the parts
