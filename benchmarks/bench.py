@@ -422,7 +422,7 @@ def starts(workdir: Path, source: Path, before: Path | None = None) -> dict:
         timed(tagger_command("tag", str(source), "-o", str(tagged), "--no-progress"))
         lines = tagged.read_text(encoding="utf-8").splitlines(keepends=True)
     tagged.write_text("".join((lines * 1000)[:1000]), encoding="utf-8")
-    filter_ = tagger_command("filter", str(tagged), "--area", "rl", "--format", "ids")
+    filter_ = tagger_command("filter", str(tagged), "--area", "rl", "--output-format", "ids")
     commands = {
         "cold": (run_one, None),
         "help": (tagger_command("--help"), None),

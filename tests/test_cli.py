@@ -249,6 +249,73 @@ def test_usage_error_exit_code_is_2():
     assert "--resume needs -o FILE" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["-o", "out", "--cluster", "local", "--errors", "e.jsonl"],
+            "--cluster writes each partition's rejected records beside its part "
+            "(part-NNNNN.errors.jsonl); --errors is for a local run",
+        ),
+        (
+            ["-o", "out", "--cluster", "local:2", "--workers", "2"],
+            "--cluster runs on the cluster's workers; --workers is for a local run",
+        ),
+        (["--cluster", "local"], "--cluster needs -o DIRECTORY: where the part files go"),
+        (
+            ["-o", "-", "--cluster", "local"],
+            "--cluster needs -o DIRECTORY: where the part files go",
+        ),
+        (["-", "-o", "out", "--cluster", "local"], "--cluster reads files (or globs), not stdin"),
+        (
+            ["--partition-size", "5"],
+            "--partition-size is for a run on a cluster: give --cluster too",
+        ),
+        (["--part-format", "jsonl"], "--part-format is for a run on a cluster: give --cluster too"),
+        (["--resume"], "--resume needs -o FILE: the output of the run to continue"),
+        (["-o", "-", "--resume"], "--resume needs -o FILE: the output of the run to continue"),
+        (["-o", "."], "-o . is a directory: name a file (or tag with --cluster)"),
+        (
+            ["--format", "text", "--input-format", "text"],
+            "--format is now --input-format: give --input-format alone",
+        ),
+    ],
+)
+def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
+    tmp_path, monkeypatch, args, says
+):
+    """`tag` runs here or on a cluster (--cluster); click checks the options of each before
+    anything starts: a usage error, exit code 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["tag", str(ICML), *args, *MINI])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.splitlines()[-1] == f"Error: {says}"
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_format_still_works_with_a_note_naming_its_new_name(tmp_path):
+    """`--format` was tag's input format and filter's output format: now --input-format and
+    --output-format; the old spelling is read as the new one, with one note, and not shown."""
+    tagged = str(EXAMPLES / "tagged" / "icml2025-abstracts.jsonl")
+    new = run("filter", tagged, "--area", "rl", "--output-format", "ids")
+    old = run("filter", tagged, "--area", "rl", "--format", "ids")
+    assert (new.exit_code, new.stderr) == (0, "") and new.stdout.count("\n") > 1
+    assert (old.exit_code, old.stdout) == (0, new.stdout)
+    assert old.stderr == "Note: --format is now --output-format\n"
+    papers = tmp_path / "papers.data"  # no paper format by name: read as the option says
+    papers.write_text('{"abstract": "Multi-agent reinforcement learning (MARL) for traffic."}\n')
+    new = run("tag", str(papers), "--input-format", "jsonl", *MINI)
+    old = run("tag", str(papers), "--format", "jsonl", *MINI)
+    assert (old.exit_code, old.stdout) == (new.exit_code, new.stdout) == (0, new.stdout)
+    assert json.loads(new.stdout)["tags"]
+    assert old.stderr.splitlines() == [
+        "Note: --format is now --input-format",
+        *new.stderr.splitlines(),
+    ]
+    for command in ("tag", "filter"):
+        assert " --format" not in run(command, "--help").stdout
+
+
 @pytest.mark.models
 def test_installed_console_script_finds_its_own_taxonomy(tmp_path):
     """After a plain `pip install .`, the default taxonomy ships inside the package."""

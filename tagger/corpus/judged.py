@@ -14,13 +14,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..config import tagger_version
 from ..errors import InputError
 from ..records import AreaTag, Paper, TaggedPaper, source_of
 from ..taxonomy.model import Taxonomy
+
+if TYPE_CHECKING:
+    from ..tagging.pipeline import Tagger
 
 PhraseLabel = Literal["accept", "fragment", "generic", "vague", "passing", "noise"]
 PHRASE_LABELS: tuple[str, ...] = get_args(PhraseLabel)
@@ -369,14 +373,20 @@ def evaluate_judged(
     source: str = "",
     judgments: Mapping[str, Judgment] | None = None,
     judged_source: str = "",
+    tagger: Tagger | None = None,
 ) -> JudgedReport:
     """Measure tagged papers against their judgments: those the papers carry in a ``judged``
     field, or, given ``judgments`` (by paper id, from the file ``judged_source``), those only.
     Papers without one are not counted; ``matched`` and ``records`` of the report say how many
-    were, of how many. No paper matched is an InputError: there is nothing to measure."""
+    were, of how many. No paper matched is an InputError: there is nothing to measure. Given the
+    ``tagger`` whose models scored the papers, the report says which figures are in sample (so
+    optimistic): all papers scored by this version, by a weigher (``in_sample``) or keyphrase
+    model (``keyphrases.in_sample``) fitted on the judged file (``judged_source`` or ``source``)."""
     report = JudgedReport(source=source, bins=[[0, 0.0, 0] for _ in range(CALIBRATION_BINS)])
+    ours = True  # every paper was scored by this version
     for record in records:
         report.records += 1
+        ours = ours and record.provenance.tagger_version == tagger_version()
         if judgments is not None:
             judgment = judgments.get(record.paper.id)
         else:
@@ -406,6 +416,10 @@ def evaluate_judged(
         else:
             why = f"none of its {papers} is judged (has a 'judged' field)"
         raise InputError(f"nothing to measure: {why}", source=source or None)
+    if tagger is not None:
+        judged = judged_source or source
+        report.in_sample = ours and tagger.learned.model.fitted_on(judged)
+        report.keyphrases.in_sample = ours and tagger.keyphrases.model.fitted_on(judged)
     return report
 
 

@@ -78,7 +78,8 @@ def not_papers(name: str) -> str:
     return (
         f"not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
         ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like "
-        "one; leave it out, or give --format to read it as papers (--format text for a paper list)"
+        "one; leave it out, or give --input-format to read it as papers (--input-format text "
+        "for a paper list)"
     )
 
 

@@ -73,7 +73,27 @@ def parse_address(address: str) -> str:
             f"{address!r} is not a scheduler's address: it needs a host, and a port from 1 to "
             f"65535; {give}"
         )
+    if not _HOST.fullmatch(host) and not _is_ip(host):
+        missing = " (a scheme is followed by ://)" if "/" in host else ""
+        raise ValueError(
+            f"{address!r} is not a scheduler's address: {host!r} is neither a host name nor an "
+            f"IP address{missing}; {give}"
+        )
     return f"{scheme}://{location}"
+
+
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?"  # of a host name, between its dots
+_HOST = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
+
+
+def _is_ip(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def reachable(address: str) -> str:

@@ -68,6 +68,11 @@ class FittedModel:
         """Whether this model was fitted for ``taxonomy``, or for a taxonomy it extends."""
         return self.taxonomy_sha256 in (taxonomy.sha256, *taxonomy.based_on)
 
+    def fitted_on(self, path: str | Path) -> bool:
+        """Whether this model was fitted on the judged papers in the file at ``path``."""
+        digest = _sha256(Path(path).resolve())
+        return digest is not None and digest in self.record.get("fitted_on", {}).get("sha256", [])
+
     @property
     def label(self) -> str:
         """The model in a few words, as messages and provenance name it."""

@@ -131,6 +131,40 @@ def test_eval_judged_from_the_command_line(tmp_path):
     assert usage.exit_code == 2
 
 
+def test_the_report_says_whether_the_models_were_fitted_on_the_judged_file(tmp_path):
+    """In sample: every paper scored by this version, by a weigher (or keyphrase model) fitted
+    on the judged file measured. The library says so, to the command line and to Python alike."""
+    import dataclasses
+
+    from tagger.config import tagger_version
+    from tagger.tagging.weigher import Weigher
+
+    judged = tmp_path / "judged.jsonl"  # a model records the sha256 of the file it was fitted on
+    judged.write_text("the judged papers\n")
+    weigher = Weigher.load()
+    digest = hashlib.sha256(judged.read_bytes()).hexdigest()
+    dataclasses.replace(weigher, about={**weigher.about, "judged_sha256": digest}).save(
+        tmp_path / "weigher.json"
+    )
+    tagger = Tagger.from_taxonomy(
+        MINI_TAXONOMY, TaggerConfig(weigher=str(tmp_path / "weigher.json"))
+    )
+    other = _judged("a", [(["rl"], 0.9)], areas=["rl"], main=["rl"])  # tagged by version 9.9
+    ours = other.model_copy(deep=True)
+    ours.provenance.tagger_version = tagger_version()
+    records = [ours]
+
+    def in_sample(records, source, **options):
+        report = evaluate_judged(records, tagger.taxonomy, source=str(source), **options)
+        return report.in_sample, report.keyphrases.in_sample
+
+    assert in_sample(records, judged, tagger=tagger) == (True, False)
+    assert in_sample(records, JUDGED_PHRASES, tagger=tagger) == (False, True)
+    assert in_sample(records, "x", judged_source=str(judged), tagger=tagger) == (True, False)
+    assert in_sample(records, judged) == (False, False)  # no tagger: nothing said
+    assert in_sample([ours, other], judged, tagger=tagger) == (False, False)  # not all ours
+
+
 def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
     labels = {
         "Large language": "fragment",

@@ -73,16 +73,16 @@ def test_filter_where_venue_year_and_formats(tmp_path):
         assert result.exit_code == 0, result.stderr
         return result.stdout
 
-    assert run("--where", "rl and not graphs", "--format", "ids") == "a\n"
-    assert run("--where", "graphs", "--venue", "icml", "--format", "titles") == "Paper c\n"
-    assert run("--area", "rl", "--year", "2025", "--format", "ids") == "a\nb\n"
-    assert run("--where", "graphs.gnn or rl.multi-agent", "--format", "csv") == (
+    assert run("--where", "rl and not graphs", "--output-format", "ids") == "a\n"
+    assert run("--where", "graphs", "--venue", "icml", "--output-format", "titles") == "Paper c\n"
+    assert run("--area", "rl", "--year", "2025", "--output-format", "ids") == "a\nb\n"
+    assert run("--where", "graphs.gnn or rl.multi-agent", "--output-format", "csv") == (
         "id,title,venue,year,tags,types\na,Paper a,ICML,2025,rl;rl.multi-agent,type.theory\n"
         "c,Paper c,ICML,2024,graphs.gnn,type.theory\n"
     )
     # contribution types (facet tags) filter like topics
-    assert run("--where", "rl and type.theory", "--format", "ids") == "a\n"
-    assert run("--area", "type", "--where", "not type.theory", "--format", "ids") == "b\n"
+    assert run("--where", "rl and type.theory", "--output-format", "ids") == "a\n"
+    assert run("--area", "type", "--where", "not type.theory", "--output-format", "ids") == "b\n"
     bad = CliRunner().invoke(
         main, ["filter", str(path), "--where", "rl and (", "--taxonomy", str(MINI_TAXONOMY)]
     )
@@ -138,7 +138,7 @@ def test_the_help_example_of_where_runs_and_its_short_form_is_pointed_to_graph_g
     help_text = runner.invoke(main, ["filter", "--help"]).stdout
     example = " ".join(re.search(r'"([^"]+)"', help_text[help_text.index("--where") :])[1].split())
     assert example == "graph.gnn or (graph and theory)"
-    result = runner.invoke(main, ["filter", tagged, "--where", example, "--format", "ids"])
+    result = runner.invoke(main, ["filter", tagged, "--where", example, "--output-format", "ids"])
     assert result.exit_code == 0, result.stderr
     wrong = runner.invoke(main, ["filter", tagged, "--where", "gnn or (graph and theory)"])
     assert wrong.exit_code == 2

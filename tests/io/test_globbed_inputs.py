@@ -19,7 +19,8 @@ MINI = ["--taxonomy", str(MINI_TAXONOMY)]
 NOT_PAPERS = (
     "not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
     ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like one; "
-    "leave it out, or give --format to read it as papers (--format text for a paper list)"
+    "leave it out, or give --input-format to read it as papers (--input-format text for a "
+    "paper list)"
 )
 
 
@@ -44,7 +45,7 @@ def test_a_file_that_holds_no_papers_is_refused_before_anything_is_tagged(exampl
 
 
 def test_format_says_otherwise(examples):
-    result = tag("examples/README.md", "--format", "text")
+    result = tag("examples/README.md", "--input-format", "text")
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) > 3  # its paragraphs, tagged as asked
 

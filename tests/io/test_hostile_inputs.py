@@ -211,7 +211,7 @@ def test_only_the_parts_the_manifest_names_are_read(parts, tmp_path):
     result = run("stats", parts, "--json", *MINI)
     assert (result.exit_code, result.stderr) == (0, "")
     assert json.loads(result.stdout)["papers"] == 12
-    ids = run("filter", parts, "--format", "ids", *MINI).stdout.split()
+    ids = run("filter", parts, "--output-format", "ids", *MINI).stdout.split()
     assert ids == [f"p{i}" for i in range(12)]
 
 

@@ -159,7 +159,7 @@ def test_the_parts_concatenated_are_the_local_output(client, local_run, tagger, 
 
     from tagger.cli import main
 
-    result = CliRunner().invoke(main, ["filter", str(tmp_path / "out"), "--format", "ids"])
+    result = CliRunner().invoke(main, ["filter", str(tmp_path / "out"), "--output-format", "ids"])
     assert result.exit_code == 0 and len(result.output.split()) == summary.tagged
 
 

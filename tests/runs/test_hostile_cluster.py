@@ -84,6 +84,8 @@ def _finish(process: subprocess.Popen, timeout: float) -> tuple[int, str]:
         ("inproc://x", "inproc:// names a scheduler inside another Python process"),
         ("tcp://[::1", "ipv6 needs brackets"),
         ("tcp://127.0.0.1:0", "it needs a host, and a port from 1 to 65535"),
+        ("tcp//127.0.0.1:1", "'tcp//127.0.0.1' is neither a host name nor an IP address (a "),
+        ("tcp://a b:8786", "'a b' is neither a host name nor an IP address;"),
     ],
 )
 def test_a_malformed_cluster_address_is_a_usage_error(tmp_path, address, says):

@@ -375,7 +375,7 @@ def test_deeply_nested_where_is_one_error(tmp_path, expression):
 def test_csv_cells_are_neither_formulas_nor_split_rows(tmp_path):
     record = tagged_record("a", [["rl"]], title='=HYPERLINK("http://x")\rsecond', venue="@SUM")
     tagged = write_tagged(tmp_path / "t.jsonl", [record])
-    result = run("filter", tagged, "--format", "csv", *MINI)
+    result = run("filter", tagged, "--output-format", "csv", *MINI)
     assert result.stdout_bytes == (
         b'id,title,venue,year,tags,types\r\na,"\'=HYPERLINK(""http://x"")\rsecond",\'@SUM,,rl,\r\n'
     )
@@ -387,7 +387,7 @@ def test_terminal_escapes_in_data_are_shown_not_run(tmp_path):
     tagged = write_tagged(tmp_path / "t.jsonl", [record, other])
     stats = run("stats", tagged, *MINI).stdout
     assert "\x1b" not in stats and "ICML\\x1b[31m" in stats
-    titles = run("filter", tagged, "--format", "titles", *MINI).stdout
+    titles = run("filter", tagged, "--output-format", "titles", *MINI).stdout
     assert titles.splitlines() == ["T\\x1b[2J", "x"]
 
 
@@ -554,5 +554,5 @@ def test_dev_zero_is_refused_without_filling_the_memory():
 def test_a_gzip_file_is_read_whatever_its_name(tmp_path):
     path = tmp_path / "papers.bin"
     path.write_bytes(gzip.compress(papers(tmp_path / "p.jsonl").read_bytes()))
-    result = run("tag", path, "--format", "jsonl", *MINI)
+    result = run("tag", path, "--input-format", "jsonl", *MINI)
     assert result.exit_code == 0 and result.stdout.count("\n") == 3

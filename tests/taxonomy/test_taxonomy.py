@@ -135,7 +135,7 @@ def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():
 
 def test_schemes_come_from_one_file():
     """schemes.json names each scheme's levels; eval's choices and the taxonomy's checks use it."""
-    from tagger.cli import eval_
+    from tagger.cli.eval import eval_
 
     assert list(schemes()) == ["iclr", "icml", "iclr_topic", "neurips"]
     assert {s.levels for s in schemes().values()} == {("label",), ("area", "subtopic")}

@@ -1,0 +1,108 @@
+"""The ``tagger`` command line: it parses options, calls the library and prints. Data goes to
+stdout and only data; messages go to stderr.
+
+One module per command or group (``tag.py`` is ``tagger tag``), the options they share declared
+once in ``options.py``; this module holds the group, which turns errors and signals into exit
+codes for every command.
+
+Exit codes: 0 success, 1 an error (or, for ``tag``, some records were rejected), 2 a usage error,
+130 interrupted, 143 terminated.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+import click
+
+from ..errors import TaggerError
+from . import diff, eval, filter, report, retag, schema, stats, suggest, tag, taxonomy
+from .options import example
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop."""
+
+
+class _Commands(click.Group):
+    """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, as does
+    an output that cannot be written (a full disk); Ctrl-C ends with exit code 130, SIGTERM
+    with 143, both after closing what was open; a closed stdout (`tagger ... | head`) is a quiet
+    end. For every command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _terminate)
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            sys.stderr.close()  # the reader left, nothing is wrong
+            sys.exit(0)
+        except (TaggerError, OSError) as exc:
+            _let_stdout_go()
+            message = str(exc) if isinstance(exc, TaggerError) else _os_error(exc)
+            for line in message.splitlines():
+                click.echo(f"Error: {line}", err=True)
+            sys.exit(1)
+        except (KeyboardInterrupt, _Terminated) as exc:
+            what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
+            click.echo(
+                f"{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` "
+                "continues a run.",
+                err=True,
+            )
+            sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+    return f"{where}{exc.strerror or exc}"
+
+
+def _let_stdout_go() -> None:
+    """After a failed write to stdout, send what is left there to /dev/null, so that Python's
+    last flush at exit does not fail again with a traceback."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    **example(
+        "tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
+        "tagger filter tagged.jsonl --area rl",
+    ),
+)
+@click.version_option(package_name="tagger")
+def main() -> None:
+    """Tag research papers with keyphrases and research areas.
+
+    Reads paper lists (the plain-text format, JSONL, JSON, CSV), extracts keyphrases with KeyBERT,
+    maps them onto a YAML taxonomy and writes tagged JSONL.
+    """
+
+
+for _command in (
+    tag.tag,
+    retag.retag,
+    filter.filter_,
+    stats.stats,
+    report.report,
+    suggest.suggest,
+    diff.diff_,
+    schema.schema,
+    taxonomy.taxonomy,
+    eval.eval_,
+):
+    main.add_command(_command)

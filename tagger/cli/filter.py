@@ -1,0 +1,84 @@
+"""``tagger filter``: keep the tagged papers in some research areas (corpus.query)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..corpus.query import FORMATS
+from .options import (
+    Skipped,
+    example,
+    incomplete_option,
+    renamed_option,
+    tagged_argument,
+    tagged_lines,
+    taxonomy_option,
+)
+
+
+@click.command(
+    name="filter",
+    **example(
+        "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
+        'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --output-format titles',
+    ),
+)
+@tagged_argument
+@click.option(
+    "--area",
+    "areas",
+    multiple=True,
+    metavar="ID",
+    help="Keep papers tagged with this area or one below it. Repeat for any of several.",
+)
+@click.option(
+    "--where",
+    metavar="EXPR",
+    help='A boolean expression over area ids: "graph.gnn or (graph and theory)".',
+)
+@click.option("--venue", help="Only papers of this venue (case-insensitive).")
+@click.option("--year", type=int, help="Only papers of this year.")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Only count tags scoring at least this.",
+)
+@renamed_option(
+    "--output-format",
+    "output_format",
+    formerly="--format",
+    type=click.Choice(FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="What to print for each paper kept.",
+)
+@taxonomy_option
+@incomplete_option
+def filter_(
+    tagged: str, output_format: str, taxonomy_path: Path | None, incomplete: bool, **criteria: Any
+) -> None:
+    """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
+
+    --area (any of) and --where (an expression with and, or, not and parentheses) may be given
+    together: a paper must pass both. An area always includes the areas below it.
+    """
+    from ..corpus.query import QueryError, format_selected, paper_filter
+    from ..taxonomy.loading import load_taxonomy
+
+    taxonomy, skipped = load_taxonomy(taxonomy_path), Skipped()
+    try:
+        keep = paper_filter(taxonomy.by_id, **criteria)
+    except QueryError as exc:  # the option's value is wrong: a usage error
+        raise click.UsageError(str(exc)) from None
+    lines = tagged_lines(tagged, taxonomy, skipped, incomplete)
+    kept = (line for line in lines if keep(line.record))
+    for output in format_selected(kept, output_format):
+        sys.stdout.buffer.write(output)
+    sys.stdout.flush()
+    skipped.exit_if_any()

@@ -1,0 +1,226 @@
+"""What the commands share, declared once: the options several commands take (as decorators),
+the reader of tagged output with its warnings, and the messages on stderr.
+
+Nothing here imports numpy or a model: `tagger --help` loads this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from ..config import Settings
+from ..errors import InputError
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+FILE = click.Path(dir_okay=False, path_type=Path)
+OUTPUT = click.Path(dir_okay=False, path_type=Path, allow_dash=True)  # "-": stdout
+
+
+def example(*commands: str) -> dict[str, str]:
+    """A help epilog: the runnable example every command's help ends with."""
+    return {"epilog": "\b\nExample:\n" + "\n".join(f"  {command}" for command in commands)}
+
+
+def warning(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def note(message: str) -> None:
+    click.echo(f"Note: {message}", err=True)
+
+
+def print_json(data: Any) -> None:
+    import orjson
+
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+def given(name: str, ctx: click.Context | None = None) -> bool:
+    """Whether the option ``name`` of the command (``ctx``, or the one running) was given, not
+    left to its default."""
+    source = (ctx or click.get_current_context()).get_parameter_source(name)
+    return source not in (None, ParameterSource.DEFAULT)
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def settings_options(settings: type[Settings], *names: str) -> Decorator:
+    """An option for each named setting (all by default), with its default, range and help; the
+    command receives them together as ``config``, a ``settings`` object."""
+    defaults = settings()
+    fields = [settings.field(name) for name in names] or dataclasses.fields(settings)
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def with_config(*args: Any, **kwargs: Any) -> Any:
+            values = {field.name: kwargs.pop(field.name) for field in fields}
+            return command(*args, config=settings(**values), **kwargs)
+
+        for field in reversed(fields):
+            low, high = field.metadata["minimum"], field.metadata["maximum"]
+            if field.metadata["choices"]:
+                kind = click.Choice(field.metadata["choices"])
+            elif field.type == "int":
+                kind = click.IntRange(low, high)
+            else:
+                kind = click.FloatRange(low, high)
+            name = f"--{field.name.replace('_', '-')}"
+            default, help = getattr(defaults, field.name), field.metadata["help"]
+            with_config = click.option(
+                name, field.name, type=kind, default=default, show_default=True, help=help
+            )(with_config)
+        return with_config
+
+    return decorate
+
+
+def renamed_option(name: str, dest: str, *, formerly: str, **attrs: Any) -> Decorator:
+    """The option ``name``, its value passed as ``dest``, once spelt ``formerly``: that spelling
+    is still read, left out of the help, with a note on stderr that names the new one."""
+    old = f"{dest}_formerly"
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def merged(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(old)
+            if value is not None:
+                if given(dest):
+                    raise click.UsageError(f"{formerly} is now {name}: give {name} alone")
+                note(f"{formerly} is now {name}")
+                kwargs[dest] = value
+            return command(*args, **kwargs)
+
+        merged = click.option(name, dest, **attrs)(merged)
+        return click.option(formerly, old, type=attrs.get("type"), hidden=True)(merged)
+
+    return decorate
+
+
+def output_option(help: str, *, directory: bool = False) -> Decorator:
+    """-o/--output: a file (or, with ``directory``, a directory too) instead of stdout; - is
+    stdout."""
+    kind = click.Path(path_type=Path, allow_dash=True) if directory else OUTPUT
+    return click.option("-o", "--output", type=kind, help=help)
+
+
+def workers_option(help: str, default: int | None = None) -> Decorator:
+    return click.option(
+        "-w",
+        "--workers",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def errors_option(help: str) -> Decorator:
+    """--errors FILE: where rejected records (or lines) are written as JSONL."""
+    return click.option("--errors", type=FILE, help=help)
+
+
+def _taxonomy_in_use(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    """--taxonomy, and a warning when the taxonomy.yaml of the working directory is not the
+    one in use: editing it does nothing until it is passed."""
+    from ..taxonomy.loading import ignored_local_taxonomy
+
+    here = ignored_local_taxonomy(value)
+    if here is not None:
+        warning(
+            f"{here} here is not the taxonomy in use: without --taxonomy, tagger reads the "
+            f"packaged taxonomy, and {here} differs from it. To use it, pass --taxonomy {here}; "
+            "to change the taxonomy, write an overlay that says what changes "
+            "(`extends: builtin`, README: Overlays) and pass that"
+        )
+    return value
+
+
+def _shown(ctx: click.Context, param: click.Parameter, value: bool | None) -> bool:
+    return sys.stderr.isatty() if value is None else value
+
+
+taxonomy_option = click.option(
+    "--taxonomy",
+    "taxonomy_path",
+    type=FILE,
+    metavar="FILE",
+    callback=_taxonomy_in_use,
+    help="Taxonomy YAML file, or an overlay of one. Default: the taxonomy packaged with tagger.",
+)
+tagged_argument = click.argument("tagged", metavar="FILE")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+incomplete_option = click.option(
+    "--incomplete",
+    is_flag=True,
+    help="Read a part directory (`tagger tag --cluster`) whose run has not finished, or whose "
+    "parts are missing or changed: its intact parts, with a warning; the exit code is then 1.",
+)
+progress_option = click.option(  # the command receives whether to show it
+    "--progress/--no-progress",
+    default=None,
+    callback=_shown,
+    help="A progress bar on stderr: papers done of how many, and the time left. Default: when "
+    "stderr is a terminal.",
+)
+
+
+# --- reading tagged output ----------------------------------------------------------------------
+
+
+class Skipped:
+    """Lines of a tagged file that are not tagged output: each warned of, the rest read; and,
+    with --incomplete, a part directory read without what is missing or changed in it: warned
+    of. Any of them make the exit code 1."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.partial = 0
+
+    def __call__(self, error: InputError) -> None:
+        self.count += 1
+        warning(f"skipped {error}")
+
+    def incomplete(self, error: InputError) -> None:
+        self.partial += 1
+        warning(str(error))
+
+    def exit_if_any(self) -> None:
+        if self.count:
+            click.echo(f"{self.count:,} line{'s' * (self.count > 1)} skipped", err=True)
+        if self.partial:
+            click.echo("read an incomplete part directory (--incomplete)", err=True)
+        if self.count or self.partial:
+            sys.exit(1)
+
+
+def tagged_lines(
+    tagged: str, taxonomy: Any, skipped: Skipped, incomplete: bool = False, stdout: bool = True
+) -> Iterator[Any]:
+    """The lines of a tagged file, bad lines skipped, with a warning if they were tagged with
+    another taxonomy than the one in use, and if a paper id comes twice; standard output, where
+    the command writes (``stdout``), must not be the file or lie inside it."""
+    from ..io.files import STDIO, check_outputs
+    from ..io.tagged import read_tagged_lines, repeated_ids, same_taxonomy
+
+    check_outputs({"the output": STDIO if stdout else None}, [tagged])
+    lines = read_tagged_lines(
+        tagged, skip=skipped, incomplete=skipped.incomplete if incomplete else None
+    )
+    return repeated_ids(same_taxonomy(lines, taxonomy, warning, tagged), warning, tagged)
+
+
+def tagged_records(
+    tagged: str, taxonomy: Any, skipped: Skipped, incomplete: bool = False, stdout: bool = True
+) -> Iterator[Any]:
+    """The records of :func:`tagged_lines`."""
+    lines = tagged_lines(tagged, taxonomy, skipped, incomplete, stdout)
+    return (line.record for line in lines)
