@@ -245,6 +245,12 @@ class Provenance(BaseModel):
     taxonomy_sha256: str
     embedding_model: str
     spacy_model: str
+    model: str | None = Field(
+        default=None,
+        description="The fitted model that weighed the tags (tagging.model): 'packaged' or "
+        "'fitted', and 16 hex digits of its record's sha256; '(first stage)' when it was not "
+        "fitted for the taxonomy and only its first stage was used.",
+    )
     settings: dict[str, Any] = Field(
         default_factory=dict,
         description="The settings (TaggerConfig) that differed from their defaults, of those "

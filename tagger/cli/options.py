@@ -67,16 +67,19 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
 
         for field in reversed(fields):
             low, high = field.metadata["minimum"], field.metadata["maximum"]
+            default, help = getattr(defaults, field.name), field.metadata["help"]
             if field.metadata["choices"]:
-                kind = click.Choice(field.metadata["choices"])
+                kind: click.ParamType = click.Choice(field.metadata["choices"])
             elif field.type == "int":
                 kind = click.IntRange(low, high)
+            elif field.type == "str":  # a file or directory a setting names: empty is the shipped
+                kind = click.Path(exists=True)
+                default, help = "", f"{help.split('; empty:')[0]}. Default: the one shipped."
             else:
                 kind = click.FloatRange(low, high)
             name = f"--{field.name.replace('_', '-')}"
-            default, help = getattr(defaults, field.name), field.metadata["help"]
             with_config = click.option(
-                name, field.name, type=kind, default=default, show_default=True, help=help
+                name, field.name, type=kind, default=default, show_default=bool(default), help=help
             )(with_config)
         return with_config
 

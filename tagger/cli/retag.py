@@ -33,6 +33,12 @@ from .options import (
     default=1,
 )
 @errors_option("Write lines that cannot be retagged here as JSONL (source, line, reason).")
+@click.option(
+    "--model",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A model directory made by `tagger fit` for --taxonomy. Default: the one the lines "
+    "were tagged with.",
+)
 @incomplete_option
 @progress_option
 def retag(
@@ -41,6 +47,7 @@ def retag(
     taxonomy_path: Path | None,
     workers: int,
     errors: Path | None,
+    model: Path | None,
     incomplete: bool,
     progress: bool,
 ) -> None:
@@ -59,6 +66,7 @@ def retag(
         load_taxonomy(taxonomy_path),
         inputs,
         output or sys.stdout.buffer,
+        model=model,
         errors=errors,
         workers=workers,
         progress=progress,

@@ -108,7 +108,14 @@ def _check_run(ctx: click.Context) -> None:
 )
 @taxonomy_option
 @settings_options(
-    TaggerConfig, "top_n", "diversity", "min_score", "max_tags", "batch_size", "embedding_backend"
+    TaggerConfig,
+    "top_n",
+    "diversity",
+    "min_score",
+    "max_tags",
+    "batch_size",
+    "embedding_backend",
+    "model",
 )
 @workers_option(
     "Processes tagging in parallel; output is identical for any number. Default: one per "

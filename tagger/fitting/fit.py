@@ -2,19 +2,21 @@
 figures held out by group and a precision-recall curve; what ``tagger fit`` runs, for the packaged
 taxonomy and for a user's alike.
 
-1. Read the judged papers and the papers to find neighbours among (papers).
-2. Measure: each fold of groups held out in turn from every step (folds), its papers tagged by
+1. Read the judged papers (or papers with a field of labels) and the papers to find neighbours
+   among (papers); papers to exclude (a sealed split) reach no index.
+2. Before: the judged papers as the model in use for the taxonomy now tags them (the packaged
+   model for the packaged taxonomy and overlays of it, its first stage alone for any other).
+3. Measure: each fold of groups held out in turn from every step (folds), its papers tagged by
    what the others made; the figures at every ``--min-score`` (report).
-3. Fit every part on every judged paper (folds.fit_stages) and write the model directory
+4. Fit every part on every judged paper (folds.fit_stages) and write the model directory
    (modeldir), its record holding the held-out figures.
-4. With sealed papers, measure the model written on them, once (they reach no step of the fit).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from . import report as figures
 from .modeldir import save_model
 from .papers import IndexPaper, JudgedPaper, read_index_papers, read_judged
 
-MIN_JUDGED = 30  # judged papers a fit needs: fewer than this leaves folds of a few papers
+MIN_JUDGED = 30  # judged papers a fit needs: fewer leaves folds of a few papers
 
 
 @dataclass
@@ -45,11 +47,13 @@ class Fit:
     folds: list[cv.Fold]
     curve: list[tuple[float, dict[str, float]]]
     held_out: JudgedReport
+    records: list[TaggedPaper]  # every judged paper, tagged held out
     untitled: JudgedReport | None
     candidates: tuple[tuple[float, float], tuple[float, float]]  # rules alone; with votes
+    before: JudgedReport | None = None
+    before_records: list[TaggedPaper] = field(default_factory=list)
+    before_label: str = ""
     record: dict[str, Any] | None = None
-    sealed: JudgedReport | None = None
-    notes: list[str] = field(default_factory=list)
 
     def markdown(self, title: str) -> str:
         """The figures, as Markdown."""
@@ -65,6 +69,8 @@ class Fit:
             f"it; an ancestor too): rules alone {rules[0]:.3f} ({rules[1]:.3f}); with neighbours "
             f"and the area model, held out {votes[0]:.3f} ({votes[1]:.3f}).",
             "",
+            *self.before_and_after(),
+            "",
             "Held out, by `min_score`:",
             "",
             *figures.curve_table(self.curve),
@@ -75,9 +81,46 @@ class Fit:
         ]
         if self.untitled is not None:
             lines.append(render_judged(self.untitled))
-        if self.sealed is not None:
-            lines += ["", render_judged(self.sealed)]
         return "\n".join(lines)
+
+    def before_and_after(self) -> list[str]:
+        """The headline figures before the fit and held out after it, as a Markdown table."""
+        after = figures.summary(self.held_out) | main_in_first(self.records, self.judged)
+        rows = [("after, held out", after)]
+        if self.before is not None:
+            before = figures.summary(self.before) | main_in_first(self.before_records, self.judged)
+            rows.insert(0, (f"before: {self.before_label}", before))
+        keys = [
+            ("tag_precision", "precision"),
+            ("papers_with_a_wrong_tag", "papers with a wrong tag"),
+            ("area_recall", "recall"),
+            ("area_recall_lenient", "recall, lenient"),
+            ("acc@1", "main area first (acc@1)"),
+            ("acc@3", "main area in the first 3 (acc@3)"),
+        ]
+        out = [
+            "| | " + " | ".join(name for _, name in keys) + " |",
+            "| --- " * (len(keys) + 1) + "|",
+        ]
+        for label, values in rows:
+            out.append(f"| {label} | " + " | ".join(f"{values[k]:.3f}" for k, _ in keys) + " |")
+        return out
+
+
+def main_in_first(records: Sequence[TaggedPaper], judged: Sequence[JudgedPaper]) -> dict:
+    """acc@1 and acc@3: the share of judged papers whose main area (or one below it) is the
+    first tag, or among the first three."""
+    main = {item.paper.id: set(item.judgment.main) for item in judged}
+    hits = {1: 0, 3: 0}
+    counted = 0
+    for record in records:
+        if record.paper.id not in main:
+            continue
+        counted += 1
+        for k in hits:
+            listed = {area for tag in record.tags[:k] for area in tag.path}
+            hits[k] += bool(main[record.paper.id] & listed)
+    return {f"acc@{k}": hits[k] / max(counted, 1) for k in hits}
 
 
 def fit_model(
@@ -85,18 +128,22 @@ def fit_model(
     *,
     taxonomy: str | Path | None = None,
     out: str | Path | None = None,
+    labels: str | None = None,
     index_paths: Sequence[str | Path] = (),
-    sealed: str | Path | None = None,
+    exclude: Sequence[str | Path] = (),
     settings: cv.Settings | None = None,
     config: TaggerConfig | None = None,
     folds: int = cv.FOLDS,
+    before: bool = True,
     workers: int | None = None,
     cache: str | Path | None = None,
     curve: str | Path | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Fit:
     """Fit the model of ``taxonomy`` (the packaged one if None) to the judged papers of
-    ``judged_paths``, measured held out, and write it to ``out`` (if given); see the module."""
+    ``judged_paths`` (with ``labels``, to their field of that name: papers.read_judged),
+    measured held out (and, with ``before``, as the model in use now tags them), and write it
+    to ``out`` if given; see the module. The papers of ``exclude`` reach no index."""
     log = log or _note
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
@@ -104,8 +151,8 @@ def fit_model(
     reader = Tagger.for_fitting(loaded, config)
     papers = [p for path in judged_paths for p in read_papers(path)]
     shown = ", ".join(Path(p).name for p in judged_paths)
-    log(f"reading {len(papers):,} papers of {shown} ...")
-    judged = read_judged(reader, papers, source=shown)
+    log(f"reading the {len(papers):,} papers of {shown} ...")
+    judged = read_judged(reader, papers, source=shown, labels=labels)
     if len(judged) < MIN_JUDGED:
         raise TaggerError(
             f"{shown}: {len(judged)} judged paper{'s' * (len(judged) != 1)}; a fit needs at "
@@ -114,8 +161,8 @@ def fit_model(
         )
     _check_areas(judged, loaded, shown)
     skip = frozenset(abstract_key(item.paper.abstract) for item in judged)
-    if sealed is not None:
-        skip |= frozenset(abstract_key(p.abstract) for p in read_papers(sealed))
+    for path in exclude:
+        skip |= frozenset(abstract_key(p.abstract) for p in read_papers(path))
     index_papers: list[IndexPaper] = []
     if index_paths:
         log(f"reading the papers to find neighbours among ({', '.join(map(str, index_paths))}) ...")
@@ -133,15 +180,21 @@ def fit_model(
     done = cv.cross_validate(
         judged, index_papers, loaded, settings, about=about, folds=folds, log=log
     )
+    judgments = {item.paper.id: item.judgment for item in judged}
     curve_points = []
     for threshold in figures.CURVE:
-        records = cv.held_out(done, judged, loaded, config, min_score=threshold)
-        curve_points.append((threshold, figures.summary(evaluate_judged(records, loaded))))
+        listed = cv.held_out(done, judged, loaded, config, min_score=threshold)
+        report = evaluate_judged(listed, loaded, judgments=judgments)
+        curve_points.append((threshold, figures.summary(report)))
     records = cv.held_out(done, judged, loaded, config)
-    held = evaluate_judged(records, loaded, source=f"{shown}, each fold held out")
+    held = evaluate_judged(
+        records, loaded, source=f"{shown}, each fold held out", judgments=judgments
+    )
     untitled_records = [r for r in records if not r.paper.title]
     untitled = (
-        evaluate_judged(untitled_records, loaded, source=f"{figures.UNTITLED}, held out")
+        evaluate_judged(
+            untitled_records, loaded, source=f"{figures.UNTITLED}, held out", judgments=judgments
+        )
         if untitled_records and len(untitled_records) < len(records)
         else None
     )
@@ -149,11 +202,25 @@ def fit_model(
     found = [candidates for fold in done for candidates in fold.found]
     from .weighing import candidate_recall
 
-    candidates = (
-        candidate_recall(judged, [item.rules for item in judged], loaded),
-        candidate_recall([judged[i] for i in order], found, loaded),
+    result = Fit(
+        judged,
+        index_papers,
+        done,
+        curve_points,
+        held,
+        records,
+        untitled,
+        (
+            candidate_recall(judged, [item.rules for item in judged], loaded),
+            candidate_recall([judged[i] for i in order], found, loaded),
+        ),
     )
-    result = Fit(judged, index_papers, done, curve_points, held, untitled, candidates)
+    if before:
+        log("tagging them as the model in use now does ...")
+        result.before_records, result.before_label = tagged_now(judged, taxonomy, config)
+        result.before = evaluate_judged(
+            result.before_records, loaded, source="before", judgments=judgments
+        )
     if curve:
         figures.draw({"held out": curve_points}, config.min_score, curve)
     if out is None:
@@ -163,10 +230,12 @@ def fit_model(
     fitted_on = {
         "judged": [Path(p).name for p in judged_paths],
         "sha256": [sha256(p) for p in judged_paths],
+        "labels": labels,
         "papers": len(judged),
         "index_papers": [Path(p).name for p in index_paths],
+        "excluded": [Path(p).name for p in exclude],
     }
-    record = save_model(
+    result.record = save_model(
         Path(out),
         fitted.parts(),
         taxonomy=loaded,
@@ -177,30 +246,25 @@ def fit_model(
             "held_out": figures.as_json(figures.summary(held)),
         },
     )
-    result.record = record
-    if sealed is not None:
-        result.sealed = measure(sealed, model=out, taxonomy=taxonomy, config=config)
     return result
 
 
-def measure(
-    path: str | Path,
-    *,
-    model: str | Path | None = None,
-    taxonomy: str | Path | None = None,
-    config: TaggerConfig | None = None,
-) -> JudgedReport:
-    """The judged papers of ``path`` as the model in ``model`` tags them (the shipped one if
-    None), measured against their judgments."""
-    from dataclasses import replace
-
-    config = replace(config or TaggerConfig(), model=str(model or ""))
-    with Tagger.from_taxonomy(taxonomy, config) as tagger:
-        papers = list(read_papers(path))
+def tagged_now(
+    judged: Sequence[JudgedPaper], taxonomy: str | Path | None, config: TaggerConfig
+) -> tuple[list[TaggedPaper], str]:
+    """The judged papers as the model in use for ``taxonomy`` tags them now, and what that
+    model is."""
+    with Tagger.from_taxonomy(taxonomy, replace(config, model="")) as tagger:
+        papers = [item.paper for item in judged]
         records: list[TaggedPaper] = []
         for start in range(0, len(papers), config.batch_size):
             records += tagger.tag_batch(papers[start : start + config.batch_size])
-        return evaluate_judged(records, tagger.taxonomy, source=f"{Path(path).name}, sealed")
+        learned = tagger.learned
+        if learned.serving:
+            label = learned.model.label
+        else:
+            label = "rules and descriptions alone (no model fitted for this taxonomy)"
+        return records, label
 
 
 def _check_areas(judged: Sequence[JudgedPaper], taxonomy: Taxonomy, source: str) -> None:

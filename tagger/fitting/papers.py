@@ -10,6 +10,7 @@ venue and year), so that a held-out group is papers of a venue and year no fit s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from ..records import Paper, source_of
 from ..tagging.neighbours import abstract_key
 from ..tagging.pipeline import Reading, Tagger
 from ..tagging.proposing import Candidate
+from ..taxonomy.model import Taxonomy
 
 BATCH = 32
 
@@ -62,24 +64,63 @@ class IndexPaper:
 
 
 def group_of(paper: Paper) -> str:
-    """The group a paper is held out with: its source, without a variant such as /untitled."""
+    """The group a paper is held out with: its source, without a variant such as /untitled; a
+    paper that names no source is a group of its own."""
     source = source_of(paper)
-    return source.removesuffix("/untitled")
+    return f"paper {paper.id}" if source == "?" else source.removesuffix("/untitled")
 
 
-def read_judged(tagger: Tagger, papers: Sequence[Paper], *, source: str) -> list[JudgedPaper]:
+def read_judged(
+    tagger: Tagger, papers: Sequence[Paper], *, source: str, labels: str | None = None
+) -> list[JudgedPaper]:
     """Every judged paper of ``papers`` (those with areas), read by ``tagger`` (whose
-    neighbours are off). InputError if none is judged."""
+    neighbours are off). With ``labels``, a paper's judgment is its field of that name: a
+    label or a list of them, each an area's id or exact name, the first its main area (papers
+    without one are left out). InputError if none is judged, or a label is no area."""
+    judgments = [
+        labelled(paper, labels, tagger.taxonomy, source)
+        if labels
+        else Judgment.of_paper(paper, source=source)
+        for paper in papers
+    ]
+    kept = [(p, j) for p, j in zip(papers, judgments, strict=True) if j is not None and j.areas]
+    if not kept:
+        what = f"a '{labels}' field" if labels else "a 'judged' field with areas"
+        raise InputError(f"holds no judged paper ({what})", source=source)
     found = []
-    for start in range(0, len(papers), BATCH):
-        batch = papers[start : start + BATCH]
-        for paper, reading in zip(batch, tagger.readings(batch), strict=True):
-            judgment = Judgment.of_paper(paper, source=source)
-            if judgment is not None and judgment.areas:
-                found.append(JudgedPaper(paper, judgment, reading, reading.candidates()))
-    if not found:
-        raise InputError("holds no judged paper (a 'judged' field with areas)", source=source)
+    for start in range(0, len(kept), BATCH):
+        batch = kept[start : start + BATCH]
+        readings = tagger.readings([paper for paper, _ in batch])
+        for (paper, judgment), reading in zip(batch, readings, strict=True):
+            found.append(JudgedPaper(paper, judgment, reading, reading.candidates()))
     return found
+
+
+def labelled(paper: Paper, field: str, taxonomy: Taxonomy, source: str) -> Judgment | None:
+    """The judgment a paper's field of labels makes (see read_judged); None without one."""
+    value = (paper.model_extra or {}).get(field, getattr(paper, field, None))
+    if value in (None, "", []):
+        return None
+    given = [value] if isinstance(value, str) else value
+    if not isinstance(given, list) or not all(isinstance(v, str) for v in given):
+        raise InputError(
+            f"paper {paper.id!r}: {field!r} must be a label or a list of labels", source=source
+        )
+    by_name = {area.name: area.id for area in taxonomy.areas}
+    areas = []
+    for label in given:
+        area = label if label in taxonomy.by_id else by_name.get(label)
+        if area is None:
+            guess = difflib.get_close_matches(label, [*taxonomy.by_id, *by_name], n=1)
+            hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+            raise InputError(
+                f"paper {paper.id!r}: {field} {label!r} is no area of {taxonomy.label}, by id or "
+                f"by name{hint}",
+                source=source,
+            )
+        if area not in areas:
+            areas.append(area)
+    return Judgment(areas=tuple(areas), main=(areas[0],))
 
 
 def read_index_papers(

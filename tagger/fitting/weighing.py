@@ -24,7 +24,7 @@ from ..tagging.areas import AreaModel, AreaVotes
 from ..tagging.listing import select, select_facet
 from ..tagging.neighbours import NeighbourIndex, Neighbours, abstract_key, votes
 from ..tagging.proposing import Candidate
-from ..tagging.weigher import ANY_FACET, FEATURES, RULE_FEATURES, Weigher, fitted
+from ..tagging.weigher import ANY_FACET, FEATURES, RULE_FEATURES, Model, Weigher, fitted
 from ..taxonomy.model import Taxonomy
 from .papers import IndexPaper, JudgedPaper
 
@@ -82,16 +82,25 @@ def fit_weigher(
                 right_labels.append(int(verdict == "right"))
             main_rows.append(candidate.features)
             main_labels.append(int(candidate.area in item.judgment.main))
+    facets = {
+        area: fitted(facet_rows[area], labels, c=c, names=names)
+        for area, labels in facet_labels.items()
+        if min(sum(labels), len(labels) - sum(labels)) >= MIN_EXAMPLES
+    }
+    if ANY_FACET not in facets:  # no facet, or no types judged: no type is ever listed
+        facets[ANY_FACET] = never(names)
     return Weigher(
         right=fitted(right_rows, right_labels, c=c, names=names),
         main=fitted(main_rows, main_labels, c=c, names=names),
-        facets={
-            area: fitted(facet_rows[area], labels, c=c, names=names)
-            for area, labels in facet_labels.items()
-            if area == ANY_FACET or min(sum(labels), len(labels) - sum(labels)) >= MIN_EXAMPLES
-        },
+        facets=facets,
         about=about or {},
     )
+
+
+def never(names: Sequence[str]) -> Model:
+    """A model whose probability is about 0 whatever it reads."""
+    zeros = tuple(0.0 for _ in names)
+    return Model(tuple(names), zeros, -50.0, zeros, tuple(1.0 for _ in names))
 
 
 def index_of(

@@ -10,6 +10,7 @@ adds option parsing and the summary line.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import sys
 import warnings
@@ -149,8 +150,10 @@ def retag_files(
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
     incomplete: bool = False,
+    model: str | Path | None = None,
 ) -> RunSummary:
-    """Tag the papers of tagged output again with ``taxonomy``, without the embedding model:
+    """Tag the papers of tagged output again with ``taxonomy`` (and the fitted ``model``, a
+    directory `tagger fit` wrote, if given), without the embedding model:
     each line's keyphrases and vector are reused, and the line written is the one `tagger tag`
     writes for the same paper with that taxonomy. ``inputs``: tagged files (JSONL, Parquet or
     part directories, "-" for stdin), in order; ``output`` as for :func:`tag_files`.
@@ -211,6 +214,8 @@ def retag_files(
         if first is None or config is None:  # nothing to retag: every line was reported
             _write([], path, stream, summary, None, resumable=False)
             return summary
+        if model is not None:
+            config = dataclasses.replace(config, model=str(model))
         tagger = stack.enter_context(Tagger.for_retag(taxonomy, config))
         dimensions = tagger.area_vectors.shape[1]
         records = _retaggable(
@@ -276,8 +281,10 @@ def _not_retaggable(
     elif record.vector is None:
         why = "it holds no paper vector; tag the papers again"
     elif provenance is not None:
-        same = {"taxonomy_version": "", "taxonomy_sha256": ""}  # the taxonomy may differ
-        written, first = written.model_copy(update=same), provenance.model_copy(update=same)
+        # the taxonomy and the model may differ: that is the point
+        same = {"taxonomy_version": "", "taxonomy_sha256": "", "model": None}
+        written = written.model_copy(update=same | {"settings": _but_model(written.settings)})
+        first = provenance.model_copy(update=same | {"settings": _but_model(provenance.settings)})
         if written != first:
             why = (
                 f"{_differences(written, first).replace('this run', 'the first line')}; "
@@ -298,6 +305,10 @@ def _not_retaggable(
         **line.where(),
         record_id=record.paper.id,
     )
+
+
+def _but_model(settings: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if k != "model"}
 
 
 def _is_parquet(path: Path | None) -> bool:

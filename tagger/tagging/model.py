@@ -81,6 +81,12 @@ class FittedModel:
         name = "the packaged model" if self.shipped else str(self.where)
         return f"{name} (fitted on {papers}, {self.digest[:12]})"
 
+    @property
+    def identity(self) -> str:
+        """What a tagged line's provenance names the model by: 'packaged' or 'fitted', and
+        16 hex digits of its record's sha256 (the same wherever the directory is)."""
+        return f"{'packaged' if self.shipped else 'fitted'} {self.digest[:16]}"
+
     @cached_property
     def digest(self) -> str:
         """The sha256 of the record, which holds every file's: what names this model."""
@@ -161,6 +167,11 @@ class Learned:
     def serving(self) -> bool:
         """Whether the model was fitted for this taxonomy (or one it extends)."""
         return self.model.serves(self.taxonomy)
+
+    @property
+    def identity(self) -> str:
+        """The model as a tagged line's provenance names it (FittedModel.identity)."""
+        return self.model.identity + ("" if self.serving else " (first stage)")
 
     def note(self) -> str | None:
         """What a user of another taxonomy than the model's should know, or None."""

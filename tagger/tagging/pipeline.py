@@ -128,6 +128,7 @@ class Tagger:
             taxonomy_sha256=self.taxonomy.sha256,
             embedding_model=self.embedder.name,
             spacy_model=spacy_model_version(self.config.spacy_model),
+            model=self.learned.identity,
             settings=self.config.output_settings(),
         )
 
@@ -218,7 +219,11 @@ class Tagger:
         configuration (``tagger.runs.local.retag_files`` checks that before it calls this). A
         paper the change of taxonomy cannot touch (:class:`tagger.tagging.retag.Untouched`) is not
         read again: only its provenance changes."""
-        untouched = [self._untouched(r.provenance.taxonomy_sha256)(r) for r in records]
+        model = self.provenance.model
+        untouched = [
+            r.provenance.model == model and self._untouched(r.provenance.taxonomy_sha256)(r)
+            for r in records
+        ]
         todo = [record for record, same in zip(records, untouched, strict=True) if not same]
         papers = [record.paper for record in todo]
         _, analyses = self._analyse(papers)
