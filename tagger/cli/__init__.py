@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from ..errors import TaggerError
-from . import diff, eval, filter, report, retag, schema, stats, suggest, tag, taxonomy
+from . import diff, eval, filter, report, retag, review, schema, stats, suggest, tag, taxonomy
 from .options import example
 
 
@@ -104,5 +104,6 @@ for _command in (
     schema.schema,
     taxonomy.taxonomy,
     eval.eval_,
+    review.review,
 ):
     main.add_command(_command)
