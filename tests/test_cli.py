@@ -224,6 +224,7 @@ def test_every_command_is_covered_below():
         "tagger diff",
         "tagger schema",
         "tagger eval",
+        "tagger review",
         "tagger taxonomy",
         "tagger taxonomy check",
         "tagger taxonomy lint",

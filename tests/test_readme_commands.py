@@ -57,6 +57,7 @@ SKIPPED = {
     "tagger eval data/iclr2026-dev.jsonl": "tags 479 papers: make_eval.sh runs it too",
     "tagger eval --judged judged/judged.jsonl": "tags 500 papers: make_eval.sh runs it too",
     "tagger eval --judged judged/keyphrases.jsonl": "tags 300 papers: make_eval.sh runs it too",
+    "tagger review ": "serves until Ctrl-C: tests/corpus/test_review.py opens it in Chromium",
 }
 # A command that contains one of these exits with one of the codes given, not 0.
 EXIT_CODES = {
@@ -267,8 +268,11 @@ def test_every_readme_command_and_help_example_runs_as_pasted(tmp_path, embedder
     commands = readme_commands(README)
     assert sum(not c.skip for c in commands) >= 10
     examples = help_examples(README)
-    # only eval's three examples are left out (SKIPPED: they tag hundreds of papers)
-    assert [c.where for c in examples if c.skip] == ["`tagger eval --help`"] * 3
+    # only eval's three examples are left out (SKIPPED: they tag hundreds of papers), and review's
+    # (it serves until Ctrl-C)
+    assert [c.where for c in examples if c.skip] == ["`tagger eval --help`"] * 3 + [
+        "`tagger review --help`"
+    ]
     run = {c.text for c in commands}
     faults = run_all(commands + [c for c in examples if c.text not in run], fresh_copy(tmp_path))
     assert not faults, "\n\n".join(faults)

@@ -19,7 +19,20 @@ from typing import Any
 import click
 
 from ..errors import TaggerError
-from . import diff, eval, filter, fit, report, retag, schema, stats, suggest, tag, taxonomy
+from . import (
+    diff,
+    eval,
+    filter,
+    fit,
+    report,
+    retag,
+    review,
+    schema,
+    stats,
+    suggest,
+    tag,
+    taxonomy,
+)
 from .options import example
 
 
@@ -105,5 +118,6 @@ for _command in (
     taxonomy.taxonomy,
     eval.eval_,
     fit.fit,
+    review.review,
 ):
     main.add_command(_command)

@@ -128,14 +128,17 @@ def build_report(
     }
 
 
-def render_html(report: dict[str, Any], *, title: str = "Tagged papers") -> str:
-    """The page itself: the template with the data inlined as JSON that no text can break out of."""
+def render_html(
+    report: dict[str, Any], *, title: str = "Tagged papers", template: str = TEMPLATE
+) -> str:
+    """The page itself: the template (a file of tagger/data/: this report's, or another page's
+    such as corpus.review's) with the data inlined as JSON that no text can break out of."""
     import orjson
 
-    template = resources.files("tagger").joinpath("data", TEMPLATE).read_text(encoding="utf-8")
+    page = resources.files("tagger").joinpath("data", template).read_text(encoding="utf-8")
     # '<' as \u003c: an abstract containing "</script>" or "<!--" stays data.
     data = orjson.dumps(report).decode().replace("<", "\\u003c")
-    return template.replace(TITLE_MARKER, html.escape(title)).replace(DATA_MARKER, data)
+    return page.replace(TITLE_MARKER, html.escape(title)).replace(DATA_MARKER, data)
 
 
 def _chips(ranked: list[tuple[str, str, int, int]], top: int) -> list[list[Any]]:

@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -241,6 +242,56 @@ def open_output(path: str | Path, *, append: bool = False) -> IO[bytes]:
     if not append:
         with contextlib.suppress(OSError):  # a character device such as /dev/full
             os.ftruncate(fd, 0)
+    return handle
+
+
+def write_atomic(path: str | Path, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data`` whole, or leave it as it was: written to a
+    temporary file beside it, flushed to the disk, then renamed over it (and the rename flushed),
+    so that a crash, a kill or a full disk at any moment leaves the old file or the new one,
+    never a mix. Raises OSError (the temporary file removed) if it cannot be written."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        with open(temporary, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+    with contextlib.suppress(OSError):  # the rename itself reaches the disk
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def lock_beside(path: str | Path, *, held_by: str) -> IO[bytes]:
+    """Take the lock of a file that is replaced whole (:func:`write_atomic`), which a lock on the
+    file itself cannot guard (each rename makes a new file): an exclusive lock on an empty
+    ``.NAME.lock`` beside it, held until the returned handle is closed (or the process ends, a
+    kill included). The lock file stays: removing it could let two writers lock two files.
+    Raises TaggerError if another process holds it (``held_by`` names what it is)."""
+    path = Path(path)
+    lock = path.with_name(f".{path.name}.lock")
+    try:
+        handle = open(lock, "ab", buffering=0)  # noqa: SIM115 - held open: the lock lives with it
+    except OSError as exc:
+        raise TaggerError(f"cannot write beside {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise TaggerError(
+            f"{path} is being written by {held_by} (it holds {lock.name}): stop that one "
+            "first, or choose another file"
+        ) from None
+    except OSError:
+        pass  # a file system without locks (some network mounts): go on unlocked
     return handle
 
 

@@ -45,3 +45,12 @@ def recall(sha256: str) -> Taxonomy | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return build_taxonomy(data["version"], areas, f"the taxonomy of sha256 {sha256[:12]}", {})
+
+
+def tagged_with(sha256: str) -> Taxonomy | None:
+    """The taxonomy whose sha256 a tagged line records (provenance.taxonomy_sha256), if this
+    machine has it: the packaged one, or one kept by :func:`remember`."""
+    from .loading import load_taxonomy
+
+    packaged = load_taxonomy()
+    return packaged if packaged.sha256 == sha256 else recall(sha256)
