@@ -48,10 +48,11 @@ class Fit:
     curve: list[tuple[float, dict[str, float]]]
     held_out: JudgedReport
     records: list[TaggedPaper]  # every judged paper, tagged held out
+    ranked: list[TaggedPaper]  # ... with every candidate listed (min_score 0), in order
     untitled: JudgedReport | None
     candidates: tuple[tuple[float, float], tuple[float, float]]  # rules alone; with votes
     before: JudgedReport | None = None
-    before_records: list[TaggedPaper] = field(default_factory=list)
+    before_ranked: list[TaggedPaper] = field(default_factory=list)
     before_label: str = ""
     record: dict[str, Any] | None = None
 
@@ -85,18 +86,18 @@ class Fit:
 
     def before_and_after(self) -> list[str]:
         """The headline figures before the fit and held out after it, as a Markdown table."""
-        after = figures.summary(self.held_out) | main_in_first(self.records, self.judged)
+        after = figures.summary(self.held_out) | main_in_first(self.ranked, self.judged)
         rows = [("after, held out", after)]
         if self.before is not None:
-            before = figures.summary(self.before) | main_in_first(self.before_records, self.judged)
+            before = figures.summary(self.before) | main_in_first(self.before_ranked, self.judged)
             rows.insert(0, (f"before: {self.before_label}", before))
         keys = [
             ("tag_precision", "precision"),
             ("papers_with_a_wrong_tag", "papers with a wrong tag"),
             ("area_recall", "recall"),
             ("area_recall_lenient", "recall, lenient"),
-            ("acc@1", "main area first (acc@1)"),
-            ("acc@3", "main area in the first 3 (acc@3)"),
+            ("acc@1", "main area ranked first (acc@1)"),
+            ("acc@3", "main area in the first 3 ranked (acc@3)"),
         ]
         out = [
             "| | " + " | ".join(name for _, name in keys) + " |",
@@ -109,7 +110,8 @@ class Fit:
 
 def main_in_first(records: Sequence[TaggedPaper], judged: Sequence[JudgedPaper]) -> dict:
     """acc@1 and acc@3: the share of judged papers whose main area (or one below it) is the
-    first tag, or among the first three."""
+    first of the ranked tags (``records`` listing every candidate: min_score 0), or among the
+    first three."""
     main = {item.paper.id: set(item.judgment.main) for item in judged}
     hits = {1: 0, 3: 0}
     counted = 0
@@ -187,6 +189,7 @@ def fit_model(
         report = evaluate_judged(listed, loaded, judgments=judgments)
         curve_points.append((threshold, figures.summary(report)))
     records = cv.held_out(done, judged, loaded, config)
+    ranked = cv.held_out(done, judged, loaded, config, min_score=0.0)
     held = evaluate_judged(
         records, loaded, source=f"{shown}, each fold held out", judgments=judgments
     )
@@ -209,6 +212,7 @@ def fit_model(
         curve_points,
         held,
         records,
+        ranked,
         untitled,
         (
             candidate_recall(judged, [item.rules for item in judged], loaded),
@@ -217,10 +221,9 @@ def fit_model(
     )
     if before:
         log("tagging them as the model in use now does ...")
-        result.before_records, result.before_label = tagged_now(judged, taxonomy, config)
-        result.before = evaluate_judged(
-            result.before_records, loaded, source="before", judgments=judgments
-        )
+        records_now, result.before_label = tagged_now(judged, taxonomy, config)
+        result.before = evaluate_judged(records_now, loaded, source="before", judgments=judgments)
+        result.before_ranked, _ = tagged_now(judged, taxonomy, replace(config, min_score=0.0))
     if curve:
         figures.draw({"held out": curve_points}, config.min_score, curve)
     if out is None:

@@ -1,0 +1,56 @@
+"""What tests/language/test_cross_cpu.py runs twice, natively and under qemu-x86_64 -cpu Haswell:
+the shipped embedders on real texts as tagger embeds them, and the integer cosines tagger reads
+of their vectors. Prints one line per text and measure: a name and the sha256 of the bytes.
+
+    python tests/language/cross_cpu_embed.py DATA_DIR N
+
+Imports only what an embedding needs (numpy, onnxruntime, tokenizers, safetensors): spaCy and
+the CLI are not what differs between CPUs, and under emulation they cost minutes.
+"""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tagger.language.embedders import OnnxEmbedder, StaticEmbedder
+from tagger.language.keyphrases import _opening, keybert_similarities
+from tagger.language.vectors import area_codes, cosines, encode, similarities
+
+PHRASES = [
+    "graph neural networks", "GNNs", "reinforcement learning from human feedback", "diffusion",
+    "large language models", "Wasserstein distance", "zero-shot", "test-time scaling",
+    "offline reinforcement learning", "contrastive learning", "vision transformers",
+    "federated learning", "differential privacy", "neural operators", "protein design",
+    "uncertainty quantification", "in-context learning", "mixture of experts", "knowledge graph",
+    "causal discovery",
+]  # fmt: skip
+
+
+def main(data: str, n: int) -> None:
+    lines = (Path(data) / "iclr2026-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    papers = [json.loads(line) for line in lines[:n]]
+    texts = [_opening(f"{p['title']}. {p['abstract']}", 96) for p in papers]
+
+    def show(name: str, value: np.ndarray) -> None:
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
+        print(f"{name} {digest}", flush=True)
+
+    for embedder in (StaticEmbedder(), OnnxEmbedder()):
+        kind = embedder.backend
+        papers_v, phrases_v = embedder.embed(texts), embedder.embed(PHRASES)
+        for k, row in enumerate(papers_v):
+            show(f"{kind} paper {k}", row)
+        for k, row in enumerate(phrases_v):
+            show(f"{kind} phrase {k}", row)
+        show(f"{kind} keybert", np.array(keybert_similarities(papers_v, phrases_v)))
+        show(f"{kind} phrase-phrase", similarities(phrases_v, phrases_v))
+        stored = [encode(v) for v in papers_v]
+        show(f"{kind} stored", np.array([s.encode() for s in stored]))
+        show(f"{kind} area cosines", cosines(stored, area_codes(phrases_v)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
