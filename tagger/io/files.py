@@ -34,6 +34,20 @@ def is_stdio(path: str | Path | None) -> bool:
     return path is not None and str(path) == STDIO
 
 
+def reads_once(source: str | Path) -> bool:
+    """Whether ``source`` can be read only once: stdin, a pipe (``/dev/fd/63`` of ``<(zcat
+    ...)``), a FIFO, a device. Its format is told from the bytes its reader goes on from, and
+    nothing reads it beforehand (a check, a count for a progress bar). A regular file, a
+    directory or a path that does not exist is not."""
+    if is_stdio(source):
+        return True
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def sha256(path: str | Path) -> str:
     """The sha256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()

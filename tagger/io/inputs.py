@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import Paper
-from .files import is_stdio
+from .files import is_stdio, reads_once
 from .formats import is_paper_file, is_parquet
 from .parquet import open_parquet
 from .readers import iter_records
@@ -47,10 +47,11 @@ def paper_inputs(
 def count_papers(sources: Iterable[str | Path], *, format: str | None = None) -> int | None:
     """How many papers ``sources`` hold (the records that are papers: the ones a run tags), for
     a progress bar's total: each file read once more, which is fast beside tagging it; a
-    Parquet file's footer gives its rows. None if one is stdin, which cannot be read twice."""
+    Parquet file's footer gives its rows. None if one is stdin or a pipe, which cannot be read
+    twice (io.files.reads_once)."""
     total = 0
     for source in sources:
-        if is_stdio(source):
+        if reads_once(source):
             return None
         if format == "parquet" or (format is None and is_parquet(source)):
             total += open_parquet(source).metadata.num_rows

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ..errors import STDIN_NAME, InputError, InputNotice
 from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
-from .files import is_stdio, lines_of, open_input
+from .files import is_stdio, lines_of, open_input, reads_once
 from .formats import (
     BOM,
     FORMATS,
@@ -71,10 +71,11 @@ def iter_records(
 
     ``format`` is one of FORMATS; by default it comes from the file name (a ``.gz`` suffix aside:
     gzip is read transparently), else the content. ``stdin`` (a binary stream, or its lines)
-    stands in for standard input. The file is opened now: a missing one raises at once, as does
-    one that holds no papers by its name and first bytes (``README.md``; io.formats). With
-    ``notices``, an :class:`InputNotice` also comes where the reader has something to say that
-    is no error (a paper list's header line, read for its venue and year).
+    stands in for standard input, or for the pipe ``source`` names, already opened. The file is
+    opened now: a missing one raises at once, as does one that holds no papers by its name and
+    first bytes (``README.md``; io.formats). With ``notices``, an :class:`InputNotice` also
+    comes where the reader has something to say that is no error (a paper list's header line,
+    read for its venue and year).
     """
     if format is not None and format not in FORMATS:
         raise InputError(
@@ -84,8 +85,10 @@ def iter_records(
         if is_stdio(source):
             raise InputError("Parquet cannot be read from stdin: give the file", source=STDIN_NAME)
         return read_parquet(source)
-    if is_stdio(source) and stdin is not None:
-        records = _read_stream(lines_of(stdin, STDIN_NAME), STDIN_NAME, "", format)
+    if stdin is not None and reads_once(source):
+        name = STDIN_NAME if is_stdio(source) else str(source)
+        file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+        records = _read_stream(lines_of(stdin, name), name, file_name, format)
     else:
         stream, name = open_input(source)
         file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
