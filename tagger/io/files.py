@@ -128,8 +128,10 @@ def lines_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterator[bytes
 
 
 def _read_chunk(stream: Any, source: str) -> bytes:
+    """Up to _CHUNK bytes, those at hand (``read1``): a stream that fails part way, such as a
+    truncated gzip file, gives what came before the fault first, and its lines are read."""
     try:
-        return stream.read(_CHUNK)
+        return (stream.read1 if hasattr(stream, "read1") else stream.read)(_CHUNK)
     except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"cannot read it: {reason}", source=source) from None

@@ -1,18 +1,20 @@
-"""Which files a run reads, and how many papers they hold: a directory among the inputs stands for
-the files of papers in it (by name, io.formats), and a progress bar's total is the papers counted
-before the run (io.readers reads them)."""
+"""Which files a run reads, in what order, and how many papers they hold: a directory among the
+inputs stands for the files of papers in it (by name, io.formats); the files are checked before
+the run and read one at a time, a damaged one costing only what is in it after the damage; and a
+progress bar's total is the papers counted before the run (io.readers reads them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, InputNotice
 from ..records import Paper
 from .files import is_stdio, reads_once
 from .formats import is_paper_file, is_parquet
 from .parquet import open_parquet
-from .readers import iter_records
+from .readers import check_records, iter_records
 
 
 def paper_inputs(
@@ -44,6 +46,43 @@ def paper_inputs(
     return found
 
 
+def read_inputs(
+    sources: Iterable[str | Path], *, format: str | None = None
+) -> Iterator[Paper | InputError | InputNotice]:
+    """The records of ``sources`` in order, notices among them (io.readers.iter_records).
+
+    Each file that can be read twice is opened now and closed again (io.readers.check_records),
+    so that a missing file, or one that holds no papers, raises InputError before anything is
+    read; a pipe or stdin is left to its turn (io.files.reads_once). Then each is opened when
+    its turn comes and closed at its end: a directory of thousands of files never holds more
+    than one open. A file that fails part way (a truncated gzip, UTF-16, a JSON array that does
+    not parse) yields an InputError in place of the rest, after the records read before the
+    damage, and the next file is read."""
+    sources = list(sources)
+    for source in sources:
+        if not reads_once(source):
+            check_records(source, format=format)
+    return (item for source in sources for item in _records_of(source, format))
+
+
+def _records_of(source: str | Path, format: str | None) -> Iterator[Any]:
+    read = 0
+    try:
+        for item in iter_records(source, format=format, notices=True):
+            read += not isinstance(item, InputNotice)
+            yield item
+    except InputError as damage:
+        if read:
+            what = f"the {read:,} records before it are read, the rest of the file is not"
+            damage = InputError(
+                f"{damage.reason}; {what}",
+                source=damage.source,
+                line=damage.line,
+                record=damage.record,
+            )
+        yield damage
+
+
 def count_papers(sources: Iterable[str | Path], *, format: str | None = None) -> int | None:
     """How many papers ``sources`` hold (the records that are papers: the ones a run tags), for
     a progress bar's total: each file read once more, which is fast beside tagging it; a
@@ -56,5 +95,5 @@ def count_papers(sources: Iterable[str | Path], *, format: str | None = None) ->
         if format == "parquet" or (format is None and is_parquet(source)):
             total += open_parquet(source).metadata.num_rows
         else:
-            total += sum(isinstance(r, Paper) for r in iter_records(source, format=format))
+            total += sum(isinstance(r, Paper) for r in _records_of(source, format))
     return total

@@ -90,13 +90,36 @@ def iter_records(
         file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
         records = _read_stream(lines_of(stdin, name), name, file_name, format)
     else:
-        stream, name = open_input(source)
-        file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
-        if format is None and file_name and detect_format(file_name, _peek(stream)) is None:
-            stream.close()
-            raise InputError(not_papers(file_name), source=name)
+        stream, name, file_name = _open_papers(source, format)
         records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
     return records if notices else (r for r in records if not isinstance(r, InputNotice))
+
+
+def check_records(source: str | Path, *, format: str | None = None) -> None:
+    """Raise now what :func:`iter_records` raises on opening ``source`` (no such file, not
+    readable, a directory, no papers by its name and first bytes, a Parquet file too big to
+    read), holding it open no longer than that: a run checks every input before its models
+    load, then opens them one at a time. What is wrong further in (a truncated gzip, UTF-16) is
+    found when it is read."""
+    if format is not None and format not in FORMATS:
+        iter_records(source, format=format)  # raises: an unknown format
+    if format == "parquet" or (format is None and is_parquet(source)):
+        read_parquet(source)  # its footer read and checked; the file closed when dropped
+        return
+    stream, _, _ = _open_papers(source, format)
+    if stream is not sys.stdin.buffer:
+        stream.close()
+
+
+def _open_papers(source: str | Path, format: str | None) -> tuple[IO[bytes], str, str]:
+    """``source`` opened (gzip read through), its name for messages, and its file name without
+    ``.gz`` ("" for stdin); refused if its name and first bytes say it holds no papers."""
+    stream, name = open_input(source)
+    file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+    if format is None and file_name and detect_format(file_name, _peek(stream)) is None:
+        stream.close()
+        raise InputError(not_papers(file_name), source=name)
+    return stream, name, file_name
 
 
 def read_papers(

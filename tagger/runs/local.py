@@ -23,10 +23,9 @@ from ..config import TaggerConfig, tagger_version, usable_cores
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
-from ..io.inputs import count_papers, paper_inputs
+from ..io.inputs import count_papers, paper_inputs, read_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import iter_records
 from ..io.tagged import (
     TaggedLine,
     count_lines,
@@ -93,7 +92,9 @@ def tag_files(
     whole at the end.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
-    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
+    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. So
+    is a file that cannot be read on (a truncated gzip, UTF-16): the records before the fault
+    are tagged, and the other files are read (io.inputs.read_inputs). What
     the readers say that is no error (a paper list's header line), and which taxonomy tags the
     papers, go to ``note``, if given.
     No output may be an input or another output, and each is locked while the run writes it.
@@ -112,8 +113,8 @@ def tag_files(
         raise ValueError("resume=True needs an output file: the output of the run to continue")
     stdout = STDIO if output is sys.stdout.buffer else None
     check_outputs({"the output": path or stdout, "the errors report": errors}, inputs)
-    # Opening every input now makes a missing file fail before the models load.
-    readers = [iter_records(source, format=format, notices=True) for source in inputs]
+    # every input checked now (a missing file fails before the models load), then read in turn
+    records = read_inputs(inputs, format=format)
     workers = _usable_workers(workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
@@ -128,7 +129,6 @@ def tag_files(
         resumed = _Resume(path, tagger.provenance) if resume else None
         summary.resumed = len(resumed.records) if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
-        records = itertools.chain.from_iterable(readers)
         papers = _papers(records, summary, report, warn, note, resumed)
         results = tagger.tag_many(papers, workers=workers)
         if progress:
