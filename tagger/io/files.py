@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -155,7 +155,12 @@ def _closing_lines(stream: IO[bytes], name: str) -> Iterator[bytes]:
 # --- outputs -----------------------------------------------------------------------------------
 
 
-def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | Path]) -> None:
+def check_outputs(
+    outputs: dict[str, str | Path | None],
+    inputs: Iterable[str | Path],
+    *,
+    inside: Callable[[str], None] | None = None,
+) -> None:
     """Refuse, before anything is opened for writing, an output that is an input or another
     output (the same path, or the same file through a symlink, ``./`` or a hard link), or that
     lies inside an input directory (a part directory of `tagger tag --cluster`: a new file there
@@ -163,7 +168,9 @@ def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | 
     p.jsonl >> p.jsonl``).
 
     ``outputs`` maps each output's option name (for the message) to its path, or None (unused)
-    or "-" (stdout).
+    or "-" (stdout). Given ``inside``, an output inside an input directory is passed to it, in
+    words, instead of refused: `tagger tag` reads a directory without tagger's own output
+    (io.inputs.paper_inputs), so its output there is not read back, but other tools would.
     """
     seen: dict[Any, str] = {}
     directories: dict[Any, str] = {}  # the inputs that are directories
@@ -189,7 +196,13 @@ def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | 
                 "there; choose another file"
             )
         directory = _directory_holding(where, directories) if where is not None else None
-        if directory is not None:
+        if directory is not None and inside is not None:
+            inside(
+                f"{what} lies inside the input directory {directory}: `tagger tag {directory}` "
+                "leaves tagger's own output out, but other tools read it all; write outputs "
+                "outside the directories of papers"
+            )
+        elif directory is not None:
             raise TaggerError(
                 f"{what} lies inside the input directory {directory}: writing there would "
                 "change what is read; choose a file outside it"

@@ -15,15 +15,17 @@ from .files import is_stdio, reads_once
 from .formats import is_paper_file, is_parquet
 from .parquet import open_parquet
 from .readers import check_records, iter_records
+from .tagged import own_output
 
 
 def paper_inputs(
     inputs: Iterable[str | Path], note: Callable[[str], None] | None = None
 ) -> list[str]:
     """``inputs`` with each directory among them replaced by the files of papers in it, by
-    their names (io.formats.is_paper_file), in sorted order; what a directory was read for, and
-    what in it was left out, goes to ``note``. A directory without such files is an
-    InputError: a run of it would tag nothing and say nothing."""
+    their names (io.formats.is_paper_file), in sorted order, less tagger's own output (tagged
+    lines, an errors report: io.tagged.own_output), which would be read back as papers; what a
+    directory was read for, and what in it was left out, goes to ``note``. A directory without
+    files of papers by name is an InputError: a run of it would tag nothing and say nothing."""
     found: list[str] = []
     for given in inputs:
         path = Path(given)
@@ -33,17 +35,33 @@ def paper_inputs(
         entries = sorted(path.iterdir(), key=lambda entry: entry.name)
         papers = [entry for entry in entries if entry.is_file() and is_paper_file(entry)]
         others = [e.name + "/" * e.is_dir() for e in entries if e not in papers]
-        left = f" (not {', '.join(others)})" if others else ""
+        left = f" (not {_names(others)})" if others else ""
         if not papers:
             raise InputError(
                 f"is a directory with no file of papers in it{left}: name the files to tag",
                 source=str(given),
             )
+        own = {entry: own_output(entry) for entry in papers}
+        papers = [entry for entry in papers if own[entry] is None]
         if note is not None:
-            names = ", ".join(entry.name for entry in papers)
-            note(f"{given} is a directory: reading the papers of {names}{left}")
+            if papers:
+                names = _names([entry.name for entry in papers])
+                note(f"{given} is a directory: reading the papers of {names}{left}")
+            skipped = [f"{entry.name} ({what})" for entry, what in own.items() if what]
+            if skipped:
+                note(
+                    f"{given}: skipping tagger's own output, not papers: {_names(skipped)}; "
+                    "name a file to tag its papers again"
+                )
         found += [str(entry) for entry in papers]
     return found
+
+
+def _names(names: list[str], most: int = 12) -> str:
+    """Names for a message, the first few of a long list, and how many more there are."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[: most - 2])} and {len(names) - most + 2:,} more"
 
 
 def read_inputs(

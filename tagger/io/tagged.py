@@ -25,7 +25,8 @@ from ..errors import where as where_of
 from ..records import TaggedPaper
 from .files import is_stdio, lines_of, read_lines, reads_once
 from .formats import is_parquet
-from .parquet import open_parquet, parquet_batches, too_big
+from .jsonl import is_rejected_object, parse_json
+from .parquet import open_parquet, parquet_batches, parquet_schema, too_big
 from .parts import Incomplete, parts_to_read
 from .parts import part_files as part_files  # what a part directory holds, for its callers
 
@@ -279,6 +280,29 @@ def parse_tagged_line(
 def is_tagged_object(value: Any) -> bool:
     """Whether a parsed JSON object has the shape of tagged output (readers tag its paper)."""
     return isinstance(value, dict) and isinstance(value.get("paper"), dict) and "tags" in value
+
+
+def own_output(path: str | Path) -> str | None:
+    """What of tagger's own output the file ``path`` holds, judged by its first non-blank line
+    (or a Parquet file's columns): "tagged output" (lines with a paper, its tags and the
+    provenance of the run), "an errors report" (io.jsonl.rejected_line), or None: papers, or
+    what its reader will say is wrong with it. A directory of papers read by `tagger tag` leaves
+    these out, so an output written there is not read back as papers."""
+    try:
+        if is_parquet(path):
+            names = set(open_parquet(path).schema_arrow.names)
+            return "tagged output" if set(parquet_schema().names) <= names else None
+        lines = read_lines(path)
+        try:
+            first = next((line for line in lines if line.strip()), b"")
+        finally:
+            lines.close()
+        value = parse_json(first.decode("utf-8").removeprefix("\ufeff"))
+    except (InputError, ValueError):  # not JSON (UnicodeDecodeError, JSONDecodeError), unreadable
+        return None
+    if is_tagged_object(value) and isinstance(value.get("provenance"), dict):
+        return "tagged output"
+    return "an errors report" if is_rejected_object(value) else None
 
 
 def tagged_from_object(

@@ -105,14 +105,16 @@ def tag_files(
     complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
     """
     warn, note = warn or _warn, note or _quiet
-    inputs = paper_inputs(inputs, note)  # a directory: the files of papers in it
+    given = [str(source) for source in inputs]
+    inputs = paper_inputs(given, note)  # a directory: the files of papers in it, not our output
     if is_stdio(output):
         output = sys.stdout.buffer
     path = None if hasattr(output, "write") else Path(output)
     if resume and path is None:
         raise ValueError("resume=True needs an output file: the output of the run to continue")
     stdout = STDIO if output is sys.stdout.buffer else None
-    check_outputs({"the output": path or stdout, "the errors report": errors}, inputs)
+    outputs = {"the output": path or stdout, "the errors report": errors}
+    check_outputs(outputs, [*given, *inputs], inside=warn)
     # every input checked now (a missing file fails before the models load), then read in turn
     records = read_inputs(inputs, format=format)
     workers = _usable_workers(workers, warn)

@@ -97,6 +97,37 @@ def test_dash_output_means_stdout(tmp_path, monkeypatch):
     assert not (tmp_path / "-").exists()
 
 
+def test_an_output_inside_the_input_directory_is_warned_of_and_not_read_back(tmp_path):
+    """`tagger tag DIR -o DIR/tagged.jsonl`, then `tagger tag DIR`: 6 papers from 3 (the
+    hostile-input pass, item 4)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    with papers(folder / "p.jsonl").open("a") as source:
+        source.write('{"id": "p3", "abstract": ""}\n')  # rejected: the report is not empty
+    out, errors = folder / "tagged.jsonl", folder / "errors.jsonl"
+    first = run("tag", folder, "-o", out, "--errors", errors, *MINI)
+    assert first.exit_code == 1, first.stderr
+    for what, path in [("the output", out), ("the errors report", errors)]:
+        assert (
+            f"Warning: {what} {path} lies inside the input directory {folder}: `tagger tag "
+            f"{folder}` leaves tagger's own output out, but other tools read it all; write "
+            "outputs outside the directories of papers\n"
+        ) in first.stderr
+    assert first.stderr.splitlines()[-1] == f"tagged 3 papers to {out}, 1 rejected: see {errors}"
+    again = run("tag", folder, *MINI)
+    assert again.exit_code == 1, again.stderr
+    assert [json.loads(line)["paper"]["id"] for line in again.stdout.splitlines()] == [
+        "p0",
+        "p1",
+        "p2",
+    ]
+    assert again.stderr.splitlines()[:2] == [
+        f"Note: {folder} is a directory: reading the papers of p.jsonl",
+        f"Note: {folder}: skipping tagger's own output, not papers: errors.jsonl (an errors "
+        "report), tagged.jsonl (tagged output); name a file to tag its papers again",
+    ]
+
+
 # --- 3. a resume proves it continues the same run -----------------------------------------------
 
 
