@@ -14,7 +14,7 @@ from ..records import Paper
 from .files import is_stdio, reads_once
 from .formats import is_paper_file, is_parquet
 from .parquet import open_parquet
-from .readers import check_records, iter_records
+from .readers import check_given, check_records, iter_records
 from .tagged import own_output
 
 
@@ -65,9 +65,14 @@ def _names(names: list[str], most: int = 12) -> str:
 
 
 def read_inputs(
-    sources: Iterable[str | Path], *, format: str | None = None
+    sources: Iterable[str | Path],
+    *,
+    format: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
 ) -> Iterator[Paper | InputError | InputNotice]:
-    """The records of ``sources`` in order, notices among them (io.readers.iter_records).
+    """The records of ``sources`` in order, notices among them (io.readers.iter_records, which
+    takes ``format``, ``venue`` and ``year``).
 
     Each file that can be read twice is opened now and closed again (io.readers.check_records),
     so that a missing file, or one that holds no papers, raises InputError before anything is
@@ -76,17 +81,18 @@ def read_inputs(
     than one open. A file that fails part way (a truncated gzip, UTF-16, a JSON array that does
     not parse) yields an InputError in place of the rest, after the records read before the
     damage, and the next file is read."""
-    sources = list(sources)
+    sources, given = list(sources), {"venue": venue, "year": year}
+    check_given(venue, year)
     for source in sources:
         if not reads_once(source):
             check_records(source, format=format)
-    return (item for source in sources for item in _records_of(source, format))
+    return (item for source in sources for item in _records_of(source, format, given))
 
 
-def _records_of(source: str | Path, format: str | None) -> Iterator[Any]:
+def _records_of(source: str | Path, format: str | None, given: dict[str, Any]) -> Iterator[Any]:
     read = 0
     try:
-        for item in iter_records(source, format=format, notices=True):
+        for item in iter_records(source, format=format, notices=True, **given):
             read += not isinstance(item, InputNotice)
             yield item
     except InputError as damage:
@@ -113,5 +119,5 @@ def count_papers(sources: Iterable[str | Path], *, format: str | None = None) ->
         if format == "parquet" or (format is None and is_parquet(source)):
             total += open_parquet(source).metadata.num_rows
         else:
-            total += sum(isinstance(r, Paper) for r in _records_of(source, format))
+            total += sum(isinstance(r, Paper) for r in _records_of(source, format, {}))
     return total

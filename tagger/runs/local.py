@@ -78,6 +78,8 @@ def tag_files(
     output: str | Path | IO[bytes],
     *,
     format: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
     errors: str | Path | None = None,
     resume: bool = False,
     workers: int | None = 1,
@@ -96,7 +98,8 @@ def tag_files(
     is a file that cannot be read on (a truncated gzip, UTF-16): the records before the fault
     are tagged, and the other files are read (io.inputs.read_inputs). What
     the readers say that is no error (a paper list's header line), and which taxonomy tags the
-    papers, go to ``note``, if given.
+    papers, go to ``note``, if given; what they warn of (a line that looks like a header), to
+    ``warn``. ``venue`` and ``year`` are those of the papers that do not give their own.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -116,7 +119,7 @@ def tag_files(
     outputs = {"the output": path or stdout, "the errors report": errors}
     check_outputs(outputs, [*given, *inputs], inside=warn)
     # every input checked now (a missing file fails before the models load), then read in turn
-    records = read_inputs(inputs, format=format)
+    records = read_inputs(inputs, format=format, venue=venue, year=year)
     workers = _usable_workers(workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
@@ -375,7 +378,7 @@ def _papers(
     position = 0  # of the paper among the inputs' papers
     for item in records:
         if isinstance(item, InputNotice):
-            note(str(item))
+            (warn if item.warning else note)(str(item))
             continue
         if isinstance(item, InputError):
             summary.rejected += 1

@@ -88,6 +88,17 @@ def test_resume_from_python_finishes_the_file_as_one_run_would(fast_tagger, tmp_
     assert str(summary).startswith(f"tagged 2 papers to {partial} after the 1 already there")
 
 
+def test_venue_and_year_are_given_to_the_papers_that_lack_them(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.txt"
+    papers.write_text("Graph neural networks for molecules.\n\nPolicy gradients for robots.\n")
+    stream = io.BytesIO()
+    tag_files(fast_tagger, [papers], stream, venue="CoRL", year=2024)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["paper"]["venue"], r["paper"]["year"]) for r in lines] == [("CoRL", 2024)] * 2
+    with pytest.raises(ValueError, match="The 'year' parameter must be an int from 1900"):
+        tag_files(fast_tagger, [papers], io.BytesIO(), year=24)
+
+
 def test_a_missing_input_fails_before_the_models_load(tmp_path):
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY)
     with pytest.raises(TaggerError, match="nope.jsonl: no such file"):
