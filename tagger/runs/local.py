@@ -132,7 +132,7 @@ def tag_files(
     with contextlib.ExitStack() as stack:
         stream = _output_stream(stack, output, path, append=resume)
         resumed = _Resume(path, tagger.provenance) if resume else None
-        summary.resumed = len(resumed.records) if resumed else 0
+        summary.resumed = resumed.count if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
         papers = _papers(records, summary, report, warn, note, resumed)
         results = tagger.tag_many(papers, workers=workers)
@@ -404,27 +404,39 @@ def _papers(
 class _Resume:
     """The output of an interrupted run, proved to be this run's beginning: the same tagger
     version, taxonomy, models and settings on every line, and line by line the same papers as
-    the inputs give (ids, text and every other field), no more lines than the inputs have."""
+    the inputs give (ids, text and every other field), no more lines than the inputs have.
+
+    Nothing of the file is held: it is read once to check every line's provenance and count
+    them, then again in step with the inputs, a line at a time, all before a paper is tagged or a
+    line written (the papers it covers come first)."""
 
     def __init__(self, path: Path, provenance: Provenance) -> None:
         self.path = path
         cut_partial_line(path)
+        self.count = 0
+        for number, record in enumerate(self._records(), start=1):
+            if record.provenance != provenance:
+                raise self._refusal(number, _differences(record.provenance, provenance))
+            self.count = number
+        self._written: Iterator[TaggedPaper] | None = self._records()
+
+    def _records(self) -> Iterator[TaggedPaper]:
         try:
-            self.records = list(read_tagged(path))
+            yield from read_tagged(self.path)
         except InputError as exc:
             raise InputError(
                 f"{exc.reason}: cannot resume from this file", source=exc.source, line=exc.line
             ) from None
-        for number, record in enumerate(self.records, start=1):
-            if record.provenance != provenance:
-                raise self._refusal(number, _differences(record.provenance, provenance))
 
     def covers(self, position: int, paper: Paper) -> bool:
-        """Whether the ``position``-th paper of the inputs is already in the file (and is this
-        paper: anything else is refused)."""
-        if position > len(self.records):
+        """Whether the ``position``-th paper of the inputs (they come in order, from 1) is
+        already in the file (and is this paper: anything else is refused)."""
+        if position > self.count or self._written is None:
+            self.close()
             return False
-        written = self.records[position - 1].paper
+        written = next(self._written).paper
+        if position == self.count:
+            self.close()
         if written != paper:
             changed = _changed_fields(written, paper)
             raise self._refusal(
@@ -434,11 +446,17 @@ class _Resume:
             )
         return True
 
+    def close(self) -> None:
+        if self._written is not None:
+            self._written.close()
+            self._written = None
+
     def check_count(self, papers: int) -> None:
-        if papers < len(self.records):
+        self.close()
+        if papers < self.count:
             raise self._refusal(
                 papers + 1,
-                f"the file holds {len(self.records):,} papers, the inputs only {papers:,}",
+                f"the file holds {self.count:,} papers, the inputs only {papers:,}",
             )
 
     def _refusal(self, line: int, why: str) -> InputError:
