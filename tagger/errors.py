@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 STDIN_NAME = "<stdin>"  # how messages name standard input
+# What a command stopped by Ctrl-C ("Interrupted") or SIGTERM ("Terminated") says, once.
+STOPPED = (
+    "{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` continues a run."
+)
 
 
 class TaggerError(Exception):
