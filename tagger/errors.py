@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 STDIN_NAME = "<stdin>"  # how messages name standard input
+# What a command stopped by Ctrl-C ("Interrupted") or SIGTERM ("Terminated") says, once.
+STOPPED = (
+    "{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` continues a run."
+)
 
 
 class TaggerError(Exception):
@@ -22,10 +26,13 @@ def where(source: str | None, line: int | None = None, record: int | None = None
 
 class InputNotice:
     """Something about an input worth saying that is no error: the header line of a paper
-    list, read for the venue and year; a first paragraph that may have been meant as one."""
+    list, read for the venue and year; or, a ``warning``, what may not be what was meant (a
+    first line that may be a header, a paragraph read as several papers)."""
 
-    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
-        self.message, self.source, self.line = message, source, line
+    def __init__(
+        self, message: str, *, source: str, line: int | None = None, warning: bool = False
+    ) -> None:
+        self.message, self.source, self.line, self.warning = message, source, line, warning
 
     def __str__(self) -> str:
         return where(self.source, self.line) + self.message

@@ -26,8 +26,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 MAX_ABSTRACT_CHARS = 200_000  # real abstracts are a few thousand characters; spaCy stops at 1M
 MAX_TITLE_CHARS = 2_000  # real titles are under 300
 MAX_ID_CHARS = 1_000
+FIRST_YEAR, LAST_YEAR = 1900, 2100  # a year given for the papers that lack one (tag --year)
 MAX_DEPTH = 64  # of a field's nested lists and objects: what the JSON readers and writers all take
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def stable_id(venue: str | None, abstract: str) -> str:
@@ -102,7 +103,7 @@ class Paper(BaseModel):
             raise ValueError(
                 f"the id is {len(value):,} characters long; ids may have up to {MAX_ID_CHARS:,}"
             )
-        if _CONTROL.search(value):
+        if CONTROL.search(value):
             raise ValueError(f"the id {value!r} holds a line break or another control character")
         return value
 

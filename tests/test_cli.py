@@ -280,6 +280,16 @@ def test_usage_error_exit_code_is_2():
             ["--format", "text", "--input-format", "text"],
             "--format is now --input-format: give --input-format alone",
         ),
+        (["--year", "25"], "Invalid value for '--year': 25 is not in the range 1900<=x<=2100."),
+        (
+            ["--venue", " "],
+            "Invalid value for '--venue': It must be a line of text (not blank, no line breaks "
+            "or other control characters). Got ' ' instead.",
+        ),
+        (
+            ["-o", "out", "--cluster", "local", "--year", "2025"],
+            "--year is for a local run; give each paper its year in the files to tag on a cluster",
+        ),
     ],
 )
 def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
@@ -292,6 +302,29 @@ def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
     assert result.exit_code == 2, result.stderr
     assert result.stderr.splitlines()[-1] == f"Error: {says}"
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_a_paper_list_as_people_write_it(tmp_path):
+    """A header tagger knows, abstracts one per line with no blank line between them, and
+    --venue and --year for the papers of a file without a header (hostile-input pass, item 2)."""
+    abstracts = _paragraphs(ICML)[:3]
+    listed, bare = tmp_path / "iclr.txt", tmp_path / "bare.txt"
+    listed.write_text("Papers from ICLR 2025\n\n" + "\n".join(abstracts) + "\n")
+    bare.write_text("\n\n".join(abstracts) + "\n")
+    result = run("tag", str(listed), str(bare), "--venue", "ICML", "--year", "2024", *MINI)
+    assert result.exit_code == 0, result.stderr
+    papers = [json.loads(line)["paper"] for line in result.stdout.splitlines()]
+    assert [(p["abstract"], p["venue"], p["year"]) for p in papers] == [
+        *[(text.strip(), "ICLR", 2025) for text in abstracts],
+        *[(text.strip(), "ICML", 2024) for text in abstracts],
+    ]
+    assert result.stderr.splitlines()[1:3] == [
+        f"Note: {listed} line 1: 'Papers from ICLR 2025' is the header: venue ICLR, year 2025",
+        f"Warning: {listed} line 3: the paragraph holds several lines of 300 characters or "
+        "more, each long enough to be an abstract: each is read as a paper (with the shorter "
+        "lines before it, such as a title); put a blank line between papers to say where each "
+        "ends",
+    ]
 
 
 def test_format_still_works_with_a_note_naming_its_new_name(tmp_path):

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from ..errors import TaggerError
+from ..errors import STOPPED, TaggerError
 from . import (
     diff,
     eval,
@@ -43,11 +43,13 @@ class _Terminated(BaseException):
 class _Commands(click.Group):
     """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, as does
     an output that cannot be written (a full disk); Ctrl-C ends with exit code 130, SIGTERM
-    with 143, both after closing what was open; a closed stdout (`tagger ... | head`) is a quiet
-    end. For every command."""
+    with 143, both after closing what was open (workers stopped at once); a closed stdout
+    (`tagger ... | head`) is a quiet end. For every command. Stop means stop, once: the first
+    Ctrl-C or SIGTERM starts the end, and later ones are ignored, so that closing is not cut
+    short (nor ends in a traceback)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _terminate)
+        before = {kind: signal.signal(kind, _stop) for kind in _STOPS}
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()
@@ -62,17 +64,23 @@ class _Commands(click.Group):
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
         except (KeyboardInterrupt, _Terminated) as exc:
+            before = {}  # stopping: later signals stay ignored until the process has ended
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
-            click.echo(
-                f"{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-                "continues a run.",
-                err=True,
-            )
+            click.echo(STOPPED.format(what=what), err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
+        finally:  # for a caller that goes on (a test), its own handlers back
+            for kind, handler in before.items():
+                signal.signal(kind, handler)
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise _Terminated
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM: unwind (closing files, stopping workers), and ignore the next ones."""
+    for kind in _STOPS:
+        signal.signal(kind, signal.SIG_IGN)
+    raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
 
 
 def _os_error(exc: OSError) -> str:

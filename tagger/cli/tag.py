@@ -16,6 +16,7 @@ import click
 from ..config import TaggerConfig
 from ..io.files import is_stdio
 from ..io.formats import FORMATS
+from ..records import FIRST_YEAR, LAST_YEAR
 from .options import (
     errors_option,
     example,
@@ -35,6 +36,9 @@ LOCAL = {
     "errors": "--cluster writes each partition's rejected records beside its part "
     "(part-NNNNN.errors.jsonl); --errors is for a local run",
     "workers": "--cluster runs on the cluster's workers; --workers is for a local run",
+    "venue": "--venue is for a local run; give each paper its venue in the files to tag on a "
+    "cluster",
+    "year": "--year is for a local run; give each paper its year in the files to tag on a cluster",
 }
 # The options of a run on a cluster, which a local run does not take.
 CLUSTER = {"partition_size": "--partition-size", "part_format": "--part-format"}
@@ -53,6 +57,20 @@ class ClusterAddress(click.ParamType):
             return parse_address(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+
+
+class PaperVenue(click.ParamType):
+    """--venue: a line of text (io.readers.check_given says what else is refused)."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from ..io.readers import check_given
+
+        try:
+            return check_given(value, None)["venue"]
+        except ValueError as exc:
+            self.fail(str(exc).replace("The 'venue' parameter must", "It must"), param, ctx)
 
 
 class _Launcher(click.Command):
@@ -105,6 +123,17 @@ def _check_run(ctx: click.Context) -> None:
     show_default=True,
     type=click.Choice(["auto", *FORMATS]),
     help="Input format; auto guesses from the file.",
+)
+@click.option(
+    "--venue",
+    type=PaperVenue(),
+    help="The venue of the papers that do not give one (nor have it from a paper list's "
+    "header): as if their records said so.",
+)
+@click.option(
+    "--year",
+    type=click.IntRange(FIRST_YEAR, LAST_YEAR),
+    help="The year of the papers that do not give one, likewise.",
 )
 @taxonomy_option
 @settings_options(

@@ -18,7 +18,7 @@ import re
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +33,20 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 def is_stdio(path: str | Path | None) -> bool:
     return path is not None and str(path) == STDIO
+
+
+def reads_once(source: str | Path) -> bool:
+    """Whether ``source`` can be read only once: stdin, a pipe (``/dev/fd/63`` of ``<(zcat
+    ...)``), a FIFO, a device. Its format is told from the bytes its reader goes on from, and
+    nothing reads it beforehand (a check, a count for a progress bar). A regular file, a
+    directory or a path that does not exist is not."""
+    if is_stdio(source):
+        return True
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def sha256(path: str | Path) -> str:
@@ -115,8 +129,10 @@ def lines_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterator[bytes
 
 
 def _read_chunk(stream: Any, source: str) -> bytes:
+    """Up to _CHUNK bytes, those at hand (``read1``): a stream that fails part way, such as a
+    truncated gzip file, gives what came before the fault first, and its lines are read."""
     try:
-        return stream.read(_CHUNK)
+        return (stream.read1 if hasattr(stream, "read1") else stream.read)(_CHUNK)
     except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"cannot read it: {reason}", source=source) from None
@@ -140,7 +156,12 @@ def _closing_lines(stream: IO[bytes], name: str) -> Iterator[bytes]:
 # --- outputs -----------------------------------------------------------------------------------
 
 
-def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | Path]) -> None:
+def check_outputs(
+    outputs: dict[str, str | Path | None],
+    inputs: Iterable[str | Path],
+    *,
+    inside: Callable[[str], None] | None = None,
+) -> None:
     """Refuse, before anything is opened for writing, an output that is an input or another
     output (the same path, or the same file through a symlink, ``./`` or a hard link), or that
     lies inside an input directory (a part directory of `tagger tag --cluster`: a new file there
@@ -148,7 +169,9 @@ def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | 
     p.jsonl >> p.jsonl``).
 
     ``outputs`` maps each output's option name (for the message) to its path, or None (unused)
-    or "-" (stdout).
+    or "-" (stdout). Given ``inside``, an output inside an input directory is passed to it, in
+    words, instead of refused: `tagger tag` reads a directory without tagger's own output
+    (io.inputs.paper_inputs), so its output there is not read back, but other tools would.
     """
     seen: dict[Any, str] = {}
     directories: dict[Any, str] = {}  # the inputs that are directories
@@ -174,7 +197,13 @@ def check_outputs(outputs: dict[str, str | Path | None], inputs: Iterable[str | 
                 "there; choose another file"
             )
         directory = _directory_holding(where, directories) if where is not None else None
-        if directory is not None:
+        if directory is not None and inside is not None:
+            inside(
+                f"{what} lies inside the input directory {directory}: `tagger tag {directory}` "
+                "leaves tagger's own output out, but other tools read it all; write outputs "
+                "outside the directories of papers"
+            )
+        elif directory is not None:
             raise TaggerError(
                 f"{what} lies inside the input directory {directory}: writing there would "
                 "change what is read; choose a file outside it"

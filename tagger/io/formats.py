@@ -10,7 +10,7 @@ from pathlib import Path, PurePath
 import orjson
 
 from ..records import FIELD_ALIASES
-from .files import is_stdio
+from .files import is_stdio, reads_once
 
 FORMATS = ("text", "jsonl", "json", "csv", "parquet")
 BOM = b"\xef\xbb\xbf"
@@ -31,11 +31,12 @@ _JSON_OBJECT_START = re.compile(r"\{\s*(?:[\"}]|$)")
 
 
 def is_parquet(source: str | Path) -> bool:
-    """Whether ``source`` is a Parquet file: by its name, else by its first bytes."""
-    if is_stdio(source):
-        return False
-    if PurePath(source).suffix.lower() == ".parquet":
+    """Whether ``source`` is a Parquet file: by its name, else by its first bytes (not those of
+    a pipe or stdin, which only its reader reads: Parquet cannot come through one)."""
+    if not is_stdio(source) and PurePath(source).suffix.lower() == ".parquet":
         return True
+    if reads_once(source):
+        return False
     try:
         with open(source, "rb") as handle:
             return handle.read(4) == PARQUET_MAGIC

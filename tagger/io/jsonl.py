@@ -38,11 +38,19 @@ def dumps(record: BaseModel | dict[str, Any]) -> bytes:
     return line
 
 
+REJECTED_FIELDS = ("source", "line", "record", "id", "reason")  # of a line of an errors report
+
+
 def rejected_line(error: InputError) -> bytes:
     """One line of an errors report (``--errors``, a part's ``.errors.jsonl``): where the
     rejected record is, the record as read, its id if known, and why."""
-    where = {"source": error.source, "line": error.line, "record": error.record}
-    return dumps({**where, "id": error.record_id, "reason": error.reason})
+    values = (error.source, error.line, error.record, error.record_id, error.reason)
+    return dumps(dict(zip(REJECTED_FIELDS, values, strict=True)))
+
+
+def is_rejected_object(value: Any) -> bool:
+    """Whether a parsed JSON object has the shape of a line of an errors report."""
+    return isinstance(value, dict) and tuple(value) == REJECTED_FIELDS
 
 
 def _finite(value: Any) -> Any:

@@ -18,8 +18,10 @@ before it is decoded; a file that cannot be decoded is an InputError that names 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,68 @@ def _group_size(metadata: Any, group: int, columns: list[str] | None) -> tuple[i
 
 def _megabytes(size: float) -> str:
     return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size / 1024:,.0f} KB"
+
+
+# --- rows read: Parquet values as JSON holds them -------------------------------------------
+
+
+def plain_rows(batch: Any, big: list[str | None]) -> list[dict[str, Any] | str]:
+    """The rows of a batch as dicts, or, for a row that cannot be one, why: it is too big to
+    decode (``big``), or a map in it gives a key twice."""
+    if not any(big):
+        try:
+            return batch.to_pylist(maps_as_pydicts="strict")
+        except KeyError:  # a map gives a key twice: find its rows
+            pass
+    return [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
+
+
+def _one_row(batch: Any) -> dict[str, Any] | str:
+    """One row as a dict, or why it cannot be one."""
+    try:
+        return batch.to_pylist(maps_as_pydicts="strict")[0]
+    except KeyError as exc:
+        key = str(exc.args[0]).rsplit("duplicate key was ", 1)[-1].rstrip(").")
+        return f"a map gives the key {key} twice; JSON keeps one value a key"
+
+
+class Unkeepable(ValueError):
+    """A Parquet value that no JSON value keeps as it is."""
+
+
+def plain(value: Any, where: str) -> Any:
+    """A Parquet value as JSON holds it, exactly: structs and maps (with text keys) as objects,
+    lists as arrays, UTF-8 binary as text, decimals as their digits (``"1.10"``), dates and
+    times in ISO 8601. Anything else raises Unkeepable: it would change on the way through
+    (NaN and infinities are refused by the Paper, as from JSON Lines)."""
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return value
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise Unkeepable(
+                    f"field {where!r} is a map with {type(key).__name__} keys, and JSON keys are "
+                    "text: convert the keys to strings"
+                )
+        return {key: plain(item, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item, f"{where}[{k}]") for k, item in enumerate(value)]
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unkeepable(
+                f"field {where!r} holds binary data that is not UTF-8 text (byte "
+                f"0x{value[exc.start]:02X}), which JSON cannot hold: drop the column or encode it"
+            ) from None
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
+    raise Unkeepable(
+        f"field {where!r} holds a {type(value).__name__} value, which JSON has no type for: "
+        "drop the column or convert it to text or numbers"
+    )
 
 
 def parquet_schema():

@@ -10,21 +10,19 @@ file itself (missing, a directory, not JSON at all, a CSV without an abstract co
 from __future__ import annotations
 
 import csv
-import datetime
 import itertools
 import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import ValidationError
 
 from ..errors import STDIN_NAME, InputError, InputNotice
-from ..records import FIELD_ALIASES, MAX_ABSTRACT_CHARS, Paper
-from .files import is_stdio, lines_of, open_input
+from ..records import CONTROL, FIELD_ALIASES, FIRST_YEAR, LAST_YEAR, MAX_ABSTRACT_CHARS, Paper
+from .files import is_stdio, lines_of, open_input, reads_once
 from .formats import (
     BOM,
     FORMATS,
@@ -34,7 +32,8 @@ from .formats import (
     not_papers,
 )
 from .jsonl import parse_json
-from .parquet import open_parquet, parquet_batches, too_big
+from .paperlist import paper_list
+from .parquet import Unkeepable, open_parquet, parquet_batches, plain, plain_rows, too_big
 from .tagged import is_tagged_object, tagged_from_object
 
 MAX_JSON_BYTES = 512 * 2**20
@@ -47,15 +46,6 @@ _OPTIONAL_COLUMNS = frozenset(
 )
 _CSV_FIELD_LIMIT = 2**31 - 1  # the largest value csv.field_size_limit accepts everywhere
 
-# A paper list's header names a venue (a word with two capitals or more: ICML, NeurIPS, CoRL) and
-# a year, in either order, perhaps followed by "(accepted) papers" or 论文列表, and nothing else.
-_HEADER = re.compile(
-    r"\s*(?:(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*(?P<year>(?:19|20)\d\d)"
-    r"|(?P<year2>(?:19|20)\d\d)\s+(?P<venue2>[A-Z][A-Za-z]*[A-Z][A-Za-z]*))"
-    r"(?:\s+(?i:(?:accepted\s+)?papers?|paper\s+list|abstracts?)|\s*(?:论文列表|论文摘要|论文))?"
-    r"\s*[:：]?\s*"
-)
-_SHORT_PARAGRAPH = 120  # a one-line first paragraph shorter than this may be a header
 # How surrogateescape decoding keeps a byte that is not UTF-8.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
@@ -66,16 +56,22 @@ def iter_records(
     format: str | None = None,
     stdin: IO[bytes] | Iterable[bytes] | None = None,
     notices: bool = False,
+    venue: str | None = None,
+    year: int | None = None,
 ) -> Iterator[Paper | InputError | InputNotice]:
     """Yield each record of ``source`` (a path, or "-" for stdin) as a Paper or an InputError.
 
     ``format`` is one of FORMATS; by default it comes from the file name (a ``.gz`` suffix aside:
     gzip is read transparently), else the content. ``stdin`` (a binary stream, or its lines)
-    stands in for standard input. The file is opened now: a missing one raises at once, as does
-    one that holds no papers by its name and first bytes (``README.md``; io.formats). With
-    ``notices``, an :class:`InputNotice` also comes where the reader has something to say that
-    is no error (a paper list's header line, read for its venue and year).
+    stands in for standard input, or for the pipe ``source`` names, already opened. The file is
+    opened now: a missing one raises at once, as does one that holds no papers by its name and
+    first bytes (``README.md``; io.formats). With ``notices``, an :class:`InputNotice` also
+    comes where the reader has something to say that is no error (a paper list's header line,
+    read for its venue and year), or a warning (io.paperlist). ``venue`` and ``year`` are
+    those of each paper that does not give its own (nor has them from a paper list's header):
+    as if the record said so, its stable id included.
     """
+    given = check_given(venue, year)
     if format is not None and format not in FORMATS:
         raise InputError(
             f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(source)
@@ -83,17 +79,43 @@ def iter_records(
     if format == "parquet" or (format is None and is_parquet(source)):
         if is_stdio(source):
             raise InputError("Parquet cannot be read from stdin: give the file", source=STDIN_NAME)
-        return read_parquet(source)
-    if is_stdio(source) and stdin is not None:
-        records = _read_stream(lines_of(stdin, STDIN_NAME), STDIN_NAME, "", format)
-    else:
-        stream, name = open_input(source)
+        return read_parquet(source, venue=venue, year=year)
+    if stdin is not None and reads_once(source):
+        name = STDIN_NAME if is_stdio(source) else str(source)
         file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
-        if format is None and file_name and detect_format(file_name, _peek(stream)) is None:
-            stream.close()
-            raise InputError(not_papers(file_name), source=name)
-        records = _closing(stream, _read_stream(lines_of(stream, name), name, file_name, format))
+        records = _read_stream(lines_of(stdin, name), name, file_name, format, given)
+    else:
+        stream, name, file_name = _open_papers(source, format)
+        lines = lines_of(stream, name)
+        records = _closing(stream, _read_stream(lines, name, file_name, format, given))
     return records if notices else (r for r in records if not isinstance(r, InputNotice))
+
+
+def check_records(source: str | Path, *, format: str | None = None) -> None:
+    """Raise now what :func:`iter_records` raises on opening ``source`` (no such file, not
+    readable, a directory, no papers by its name and first bytes, a Parquet file too big to
+    read), holding it open no longer than that: a run checks every input before its models
+    load, then opens them one at a time. What is wrong further in (a truncated gzip, UTF-16) is
+    found when it is read."""
+    if format is not None and format not in FORMATS:
+        iter_records(source, format=format)  # raises: an unknown format
+    if format == "parquet" or (format is None and is_parquet(source)):
+        read_parquet(source)  # its footer read and checked; the file closed when dropped
+        return
+    stream, _, _ = _open_papers(source, format)
+    if stream is not sys.stdin.buffer:
+        stream.close()
+
+
+def _open_papers(source: str | Path, format: str | None) -> tuple[IO[bytes], str, str]:
+    """``source`` opened (gzip read through), its name for messages, and its file name without
+    ``.gz`` ("" for stdin); refused if its name and first bytes say it holds no papers."""
+    stream, name = open_input(source)
+    file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+    if format is None and file_name and detect_format(file_name, _peek(stream)) is None:
+        stream.close()
+        raise InputError(not_papers(file_name), source=name)
+    return stream, name, file_name
 
 
 def read_papers(
@@ -101,28 +123,41 @@ def read_papers(
     *,
     format: str | None = None,
     stdin: IO[bytes] | Iterable[bytes] | None = None,
+    venue: str | None = None,
+    year: int | None = None,
 ) -> Iterator[Paper]:
     """Like ``iter_records``, but raise the first InputError instead of yielding it."""
-    return _raise_errors(iter_records(source, format=format, stdin=stdin))
+    records = iter_records(source, format=format, stdin=stdin, venue=venue, year=year)
+    return _raise_errors(records)
 
 
 def read_parquet(
-    source: str | Path, *, start: int = 0, stop: int | None = None
+    source: str | Path,
+    *,
+    start: int = 0,
+    stop: int | None = None,
+    venue: str | None = None,
+    year: int | None = None,
 ) -> Iterator[Paper | InputError]:
     """The papers of a Parquet file, one per row, rows ``start`` to ``stop`` (0-based, ``stop``
     excluded): columns are fields, as in JSON Lines. A row that is no paper, or holds a value
     JSON cannot keep as it is, is an InputError naming its record (row) number, 1-based. The
-    file's sizes are checked now (io.parquet.parquet_batches): a bomb fails at once."""
-    name = str(source)
+    file's sizes are checked now (io.parquet.parquet_batches): a bomb fails at once. ``venue``
+    and ``year``: as for :func:`iter_records`."""
+    name, given = str(source), check_given(venue, year)
     batches = parquet_batches(open_parquet(source), name, start=start, stop=stop)
-    return _parquet_rows(batches, name, start, stop)
+    return _parquet_rows(batches, name, start, stop, given)
 
 
 def _parquet_rows(
-    batches: Iterator[tuple[int, Any, list[int]]], name: str, start: int, stop: int | None
+    batches: Iterator[tuple[int, Any, list[int]]],
+    name: str,
+    start: int,
+    stop: int | None,
+    given: dict[str, Any],
 ) -> Iterator[Paper | InputError]:
     for first, batch, sizes in batches:
-        for offset, row in enumerate(_rows(batch, [too_big(size) for size in sizes])):
+        for offset, row in enumerate(plain_rows(batch, [too_big(size) for size in sizes])):
             number = first + offset
             if number < start or (stop is not None and number >= stop):
                 continue
@@ -130,70 +165,11 @@ def _parquet_rows(
                 yield InputError(row, source=name, record=number + 1)
                 continue
             try:
-                fields = {key: _plain(value, key) for key, value in row.items()}
-            except _Unkeepable as exc:
+                fields = {key: plain(value, key) for key, value in row.items()}
+            except Unkeepable as exc:
                 yield InputError(str(exc), source=name, record=number + 1)
                 continue
-            yield _json_paper(fields, name, record=number + 1)
-
-
-def _rows(batch: Any, big: list[str | None]) -> list[dict[str, Any] | str]:
-    """The rows of a batch as dicts, or, for a row that cannot be one, why: it is too big to
-    decode (``big``), or a map in it gives a key twice."""
-    if not any(big):
-        try:
-            return batch.to_pylist(maps_as_pydicts="strict")
-        except KeyError:  # a map gives a key twice: find its rows
-            pass
-    return [why or _one_row(batch.slice(k, 1)) for k, why in enumerate(big)]
-
-
-def _one_row(batch: Any) -> dict[str, Any] | str:
-    """One row as a dict, or why it cannot be one."""
-    try:
-        return batch.to_pylist(maps_as_pydicts="strict")[0]
-    except KeyError as exc:
-        key = str(exc.args[0]).rsplit("duplicate key was ", 1)[-1].rstrip(").")
-        return f"a map gives the key {key} twice; JSON keeps one value a key"
-
-
-class _Unkeepable(ValueError):
-    """A Parquet value that no JSON value keeps as it is."""
-
-
-def _plain(value: Any, where: str) -> Any:
-    """A Parquet value as JSON holds it, exactly: structs and maps (with text keys) as objects,
-    lists as arrays, UTF-8 binary as text, decimals as their digits (``"1.10"``), dates and
-    times in ISO 8601. Anything else raises _Unkeepable: it would change on the way through
-    (NaN and infinities are refused by the Paper, as from JSON Lines)."""
-    if isinstance(value, (str, bool, int, float)) or value is None:
-        return value
-    if isinstance(value, dict):
-        for key in value:
-            if not isinstance(key, str):
-                raise _Unkeepable(
-                    f"field {where!r} is a map with {type(key).__name__} keys, and JSON keys are "
-                    "text: convert the keys to strings"
-                )
-        return {key: _plain(item, f"{where}.{key}") for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{where}[{k}]") for k, item in enumerate(value)]
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Unkeepable(
-                f"field {where!r} holds binary data that is not UTF-8 text (byte "
-                f"0x{value[exc.start]:02X}), which JSON cannot hold: drop the column or encode it"
-            ) from None
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
-        return value.isoformat()
-    raise _Unkeepable(
-        f"field {where!r} holds a {type(value).__name__} value, which JSON has no type for: "
-        "drop the column or convert it to text or numbers"
-    )
+            yield _json_paper(fields, name, given, record=number + 1)
 
 
 def read_line_range(
@@ -212,7 +188,7 @@ def read_line_range(
     lines = lines_of([data], name)
     if start == 0:
         lines = _raw_lines(lines)
-    return _read_jsonl(lines, name, first_line=first_line)
+    return _read_jsonl(lines, name, {}, first_line=first_line)
 
 
 # --- files and streams -------------------------------------------------------------------------
@@ -227,8 +203,8 @@ def _closing(stream: IO[bytes], records: Iterator[Paper | InputError]):
 
 
 def _read_stream(
-    stream: Iterable[bytes], source: str, name: str, format: str | None
-) -> Iterator[Paper | InputError]:
+    stream: Iterable[bytes], source: str, name: str, format: str | None, given: dict[str, Any]
+) -> Iterator[Paper | InputError | InputNotice]:
     lines = _raw_lines(stream)
     head = _head(lines)
     if head and (head[0].startswith(_UTF16BOMS) or _looks_utf16(b"".join(head))):
@@ -238,14 +214,14 @@ def _read_stream(
         raise InputError(not_papers(name), source=source)
     lines = itertools.chain(head, lines)
     if chosen == "text":
-        yield from _read_text(lines, source)
+        yield from _read_text(lines, source, given)
     elif chosen == "jsonl":
-        yield from _read_jsonl(lines, source)
+        yield from _read_jsonl(lines, source, given)
     elif chosen == "json":
-        yield from _read_json(lines, source)
+        yield from _read_json(lines, source, given)
     else:
         head_line = head[-1].decode("utf-8", "replace") if head else ""
-        yield from _read_csv(lines, source, csv_delimiter(name, head_line))
+        yield from _read_csv(lines, source, csv_delimiter(name, head_line), given)
 
 
 def _peek(stream: IO[bytes]) -> bytes:
@@ -308,11 +284,18 @@ def _utf8_problem(text: str) -> str | None:
 
 
 def _paper(
-    fields: dict[str, Any], source: str, *, line: int | None = None, record: int | None = None
+    fields: dict[str, Any],
+    source: str,
+    given: dict[str, Any],
+    *,
+    line: int | None = None,
+    record: int | None = None,
 ) -> Paper | InputError:
-    """A Paper from ``fields``, or an InputError that says in one line why not."""
+    """A Paper from ``fields`` (with the ``given`` venue and year where they have none), or an
+    InputError that says in one line why not."""
+    missing = {k: v for k, v in given.items() if not _has(fields, k)}
     try:
-        return Paper.model_validate(fields)
+        return Paper.model_validate({**fields, **missing} if missing else fields)
     except ValidationError as exc:
         reason = "; ".join(_one_problem(error) for error in exc.errors(include_url=False))
         return InputError(
@@ -337,6 +320,33 @@ def _record_id(fields: dict[str, Any]) -> str | None:
     return None
 
 
+def _has(fields: dict[str, Any], field: str) -> bool:
+    """Whether ``fields`` give ``field``, under any of its names (records.FIELD_ALIASES)."""
+    return any(fields.get(name) not in (None, "") for name in FIELD_ALIASES[field])
+
+
+def check_given(venue: str | None, year: int | None) -> dict[str, Any]:
+    """The venue and year given for the papers that lack them (``--venue``, ``--year``),
+    checked, as the fields to add: a venue is a line of text, a year an int from FIRST_YEAR to
+    LAST_YEAR (so that ``25`` is refused rather than read as the year 25)."""
+    if venue is not None and not (
+        isinstance(venue, str) and venue.strip() and not CONTROL.search(venue)
+    ):
+        raise ValueError(
+            "The 'venue' parameter must be a line of text (not blank, no line breaks or other "
+            f"control characters). Got {venue!r} instead."
+        )
+    if year is not None and not (
+        isinstance(year, int) and not isinstance(year, bool) and FIRST_YEAR <= year <= LAST_YEAR
+    ):
+        raise ValueError(
+            f"The 'year' parameter must be an int from {FIRST_YEAR} to {LAST_YEAR}. Got "
+            f"{year!r} instead."
+        )
+    given = {"venue": venue.strip() if venue is not None else None, "year": year}
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
     for record in records:
         if isinstance(record, InputError):
@@ -347,74 +357,32 @@ def _raise_errors(records: Iterator[Paper | InputError]) -> Iterator[Paper]:
 # --- paper-list text ---------------------------------------------------------------------------
 
 
-def _read_text(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError | InputNotice]:
-    """One abstract per paragraph; a first paragraph like ``ICML 2025 Papers`` gives the venue
-    and year of them all (and is said to: a notice); a short one that is no such header is read
-    as a paper, with a notice that it may have been meant as one."""
-    paragraphs = _paragraphs(_text_lines(lines))
-    first = next(paragraphs, None)
-    if first is None:
-        return
-    header = _venue_and_year(first[1])
-    venue, year = header if header else (None, None)
-    if header:
-        yield InputNotice(
-            f"{first[1]!r} is the header: venue {venue}, year {year}", source=source, line=first[0]
-        )
-    else:
-        paragraphs = itertools.chain([first], paragraphs)
-        if "\n" not in first[1] and len(first[1]) < _SHORT_PARAGRAPH and not first[1].endswith("."):
-            yield InputNotice(
-                f"{first[1]!r} is read as a paper: a header names a venue and a year and nothing "
-                "else, like 'ICML 2025 Papers'",
-                source=source,
-                line=first[0],
-            )
-    for line, text in paragraphs:
-        problem = _utf8_problem(text)
-        if len(text) > MAX_ABSTRACT_CHARS:  # cut short by _paragraphs
+def _read_text(
+    lines: Iterable[bytes], source: str, given: dict[str, Any]
+) -> Iterator[Paper | InputError | InputNotice]:
+    """One abstract per paragraph, headers giving the venue and year (io.paperlist decides)."""
+    for entry in paper_list(_text_lines(lines), source):
+        if isinstance(entry, InputNotice):
+            yield entry
+            continue
+        problem = _utf8_problem(entry.text)
+        if len(entry.text) > MAX_ABSTRACT_CHARS:  # cut short by paper_list
             problem = (
                 f"the paragraph is over {MAX_ABSTRACT_CHARS:,} characters long; tagger reads "
                 "abstracts of up to that (is this a whole paper?)"
             )
         if problem:
-            yield InputError(problem, source=source, line=line)
+            yield InputError(problem, source=source, line=entry.line)
         else:
-            yield _paper({"abstract": text, "venue": venue, "year": year}, source, line=line)
-
-
-def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """Runs of non-blank lines, each with the number of its first line, surrounding whitespace
-    stripped and inner line breaks kept. A run longer than any abstract may be is not kept whole
-    (its first MAX_ABSTRACT_CHARS + 1 characters stand for it), so no file fills the memory."""
-    start, block, size = 0, [], 0
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start, size = number, 0
-            if size <= MAX_ABSTRACT_CHARS:
-                block.append(line[: MAX_ABSTRACT_CHARS + 1 - size])
-            size += len(line)
-        elif block:
-            yield start, "".join(block).strip()
-            block = []
-    if block:
-        yield start, "".join(block).strip()
-
-
-def _venue_and_year(paragraph: str) -> tuple[str, int] | None:
-    """The venue and year a header line like ``ICLR 2025 论文列表`` names, if it is one."""
-    found = _HEADER.fullmatch(paragraph)
-    if found is None:
-        return None
-    return found["venue"] or found["venue2"], int(found["year"] or found["year2"])
+            fields = {"abstract": entry.text, "venue": entry.venue, "year": entry.year}
+            yield _paper(fields, source, given, line=entry.line)
 
 
 # --- JSON Lines and JSON -----------------------------------------------------------------------
 
 
 def _read_jsonl(
-    lines: Iterable[bytes], source: str, *, first_line: int = 1
+    lines: Iterable[bytes], source: str, given: dict[str, Any], *, first_line: int = 1
 ) -> Iterator[Paper | InputError]:
     for number, line in enumerate(_text_lines(lines), first_line):
         if not line.strip():
@@ -430,10 +398,12 @@ def _read_jsonl(
                 f"invalid JSON: {exc.msg} at column {exc.colno}", source=source, line=number
             )
             continue
-        yield _json_paper(value, source, line=number)
+        yield _json_paper(value, source, given, line=number)
 
 
-def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputError]:
+def _read_json(
+    lines: Iterable[bytes], source: str, given: dict[str, Any]
+) -> Iterator[Paper | InputError]:
     """A JSON array of paper objects (or one object). The file is parsed whole, so it may be
     at most MAX_JSON_BYTES long."""
     parts, size = [], 0
@@ -457,7 +427,7 @@ def _read_json(lines: Iterable[bytes], source: str) -> Iterator[Paper | InputErr
             f"expected a JSON array of paper objects, got {_json_kind(document)}", source=source
         )
     for number, value in enumerate(document, 1):
-        yield _json_paper(value, source, record=number)
+        yield _json_paper(value, source, given, record=number)
 
 
 def _load_json_document(data: bytes, source: str) -> Any:
@@ -482,7 +452,12 @@ def _load_json_document(data: bytes, source: str) -> Any:
 
 
 def _json_paper(
-    value: Any, source: str, *, line: int | None = None, record: int | None = None
+    value: Any,
+    source: str,
+    given: dict[str, Any],
+    *,
+    line: int | None = None,
+    record: int | None = None,
 ) -> Paper | InputError:
     if not isinstance(value, dict):
         return InputError(
@@ -493,10 +468,12 @@ def _json_paper(
         )
     if is_tagged_object(value):  # a line of tagger's own output: its paper is tagged again
         try:
-            return tagged_from_object(value, source=source, line=line, record=record).paper
+            paper = tagged_from_object(value, source=source, line=line, record=record).paper
         except InputError as exc:
             return exc
-    return _paper(value, source, line=line, record=record)
+        missing = {k: v for k, v in given.items() if getattr(paper, k) is None}
+        return paper.model_copy(update=missing) if missing else paper
+    return _paper(value, source, given, line=line, record=record)
 
 
 def _json_kind(value: Any) -> str:
@@ -512,7 +489,9 @@ def _json_kind(value: Any) -> str:
 # --- CSV and TSV -------------------------------------------------------------------------------
 
 
-def _read_csv(lines: Iterable[bytes], source: str, delimiter: str) -> Iterator[Paper | InputError]:
+def _read_csv(
+    lines: Iterable[bytes], source: str, delimiter: str, given: dict[str, Any]
+) -> Iterator[Paper | InputError]:
     """A header row, then one paper per row. Blank rows (Excel's trailing ``,,,``) are skipped."""
     if csv.field_size_limit() < _CSV_FIELD_LIMIT:
         csv.field_size_limit(_CSV_FIELD_LIMIT)
@@ -523,7 +502,7 @@ def _read_csv(lines: Iterable[bytes], source: str, delimiter: str) -> Iterator[P
         return
     header = _csv_header(*first, source)
     for line, row in rows:
-        yield _csv_paper(header, row, source, line)
+        yield _csv_paper(header, row, source, line, given)
 
 
 def _csv_rows(reader: Any) -> Iterator[tuple[int, list[str] | csv.Error]]:
@@ -566,7 +545,7 @@ def _csv_header(line: int, row: list[str] | csv.Error, source: str) -> list[str]
 
 
 def _csv_paper(
-    header: list[str], row: list[str] | csv.Error, source: str, line: int
+    header: list[str], row: list[str] | csv.Error, source: str, line: int, given: dict[str, Any]
 ) -> Paper | InputError:
     if isinstance(row, csv.Error):
         return InputError(f"cannot parse this CSV row: {row}", source=source, line=line)
@@ -586,4 +565,4 @@ def _csv_paper(
         for name, cell in zip(header, row, strict=True)
         if name and not (cell == "" and name in _OPTIONAL_COLUMNS)
     }
-    return _paper(fields, source, line=line)
+    return _paper(fields, source, given, line=line)

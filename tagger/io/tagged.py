@@ -23,9 +23,10 @@ from pydantic import ValidationError
 from ..errors import STDIN_NAME, InputError
 from ..errors import where as where_of
 from ..records import TaggedPaper
-from .files import is_stdio, lines_of, read_lines
+from .files import is_stdio, lines_of, read_lines, reads_once
 from .formats import is_parquet
-from .parquet import open_parquet, parquet_batches, too_big
+from .jsonl import is_rejected_object, parse_json
+from .parquet import open_parquet, parquet_batches, parquet_schema, too_big
 from .parts import Incomplete, parts_to_read
 from .parts import part_files as part_files  # what a part directory holds, for its callers
 
@@ -107,9 +108,11 @@ def read_tagged_lines(
     incomplete: Incomplete | None = None,
 ) -> Iterator[TaggedLine]:
     """Each non-blank line of tagged output with its number and bytes (``filter`` copies them
-    through unchanged). ``stdin`` stands in for standard input when ``source`` is "-"."""
-    if is_stdio(source) and stdin is not None:
-        return _parse_lines(lines_of(stdin, STDIN_NAME), STDIN_NAME, skip)
+    through unchanged). ``stdin`` stands in for standard input when ``source`` is "-", or for
+    the pipe ``source`` names, already opened (:func:`sniff_tagged` gives it)."""
+    if stdin is not None and reads_once(source):
+        name = STDIN_NAME if is_stdio(source) else str(source)
+        return _parse_lines(lines_of(stdin, name), name, skip)
     if not is_stdio(source) and Path(source).is_dir():
         parts = parts_to_read(Path(source), incomplete)
         return (line for part in parts for line in read_tagged_lines(part, skip=skip))
@@ -279,6 +282,29 @@ def is_tagged_object(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("paper"), dict) and "tags" in value
 
 
+def own_output(path: str | Path) -> str | None:
+    """What of tagger's own output the file ``path`` holds, judged by its first non-blank line
+    (or a Parquet file's columns): "tagged output" (lines with a paper, its tags and the
+    provenance of the run), "an errors report" (io.jsonl.rejected_line), or None: papers, or
+    what its reader will say is wrong with it. A directory of papers read by `tagger tag` leaves
+    these out, so an output written there is not read back as papers."""
+    try:
+        if is_parquet(path):
+            names = set(open_parquet(path).schema_arrow.names)
+            return "tagged output" if set(parquet_schema().names) <= names else None
+        lines = read_lines(path)
+        try:
+            first = next((line for line in lines if line.strip()), b"")
+        finally:
+            lines.close()
+        value = parse_json(first.decode("utf-8").removeprefix("\ufeff"))
+    except (InputError, ValueError):  # not JSON (UnicodeDecodeError, JSONDecodeError), unreadable
+        return None
+    if is_tagged_object(value) and isinstance(value.get("provenance"), dict):
+        return "tagged output"
+    return "an errors report" if is_rejected_object(value) else None
+
+
 def tagged_from_object(
     value: Any, *, source: str, line: int | None = None, record: int | None = None
 ) -> TaggedPaper:
@@ -339,8 +365,9 @@ def _not_tagged(exc: ValidationError, **where: Any) -> InputError:
 
 def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:
     """Whether ``source`` (a file, or "-") holds tagged output rather than papers to tag, judged
-    by its first non-blank line. For stdin, also the lines to read it from next, the peeked ones
-    included: pass them on as ``stdin=`` so that nothing is read twice or lost. A directory is
+    by its first non-blank line. For stdin or a pipe (io.files.reads_once), also the lines to
+    read it from next, the peeked ones included: pass them on as ``stdin=`` so that nothing is
+    read twice or lost. A directory is
     a `tagger tag --cluster` output; a Parquet file is tagged output if it has a 'record'
     column."""
     if not is_stdio(source) and Path(source).is_dir():
@@ -357,7 +384,7 @@ def sniff_tagged(source: str | Path) -> tuple[bool, Iterator[bytes] | None]:
         if line.strip():
             break
     tagged = _is_tagged(head[-1]) if head else False
-    if is_stdio(source):
+    if reads_once(source):
         return tagged, _chain(head, lines)
     lines.close()
     return tagged, None
@@ -379,9 +406,9 @@ def _chain(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
 def count_lines(source: str | Path) -> int | None:
     """About how many lines of tagged output ``source`` holds, counted cheaply for a progress
     bar: the rows a Parquet file's footer gives, the non-blank lines of JSON Lines (bytes
-    counted, nothing parsed), the sum of a part directory's parts; None for stdin, and for what
-    cannot be read (reading it says what is wrong)."""
-    if is_stdio(source):
+    counted, nothing parsed), the sum of a part directory's parts; None for stdin or a pipe,
+    which cannot be read twice, and for what cannot be read (reading it says what is wrong)."""
+    if reads_once(source):
         return None
     path = Path(source)
     try:

@@ -24,10 +24,9 @@ from ..config import TaggerConfig, tagger_version, usable_cores
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
-from ..io.inputs import count_papers, paper_inputs
+from ..io.inputs import count_papers, paper_inputs, read_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
 from ..io.parquet import ParquetWriter
-from ..io.readers import iter_records
 from ..io.tagged import (
     TaggedLine,
     count_lines,
@@ -80,6 +79,8 @@ def tag_files(
     output: str | Path | IO[bytes],
     *,
     format: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
     errors: str | Path | None = None,
     resume: bool = False,
     workers: int | None = 1,
@@ -94,9 +95,12 @@ def tag_files(
     whole at the end.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
-    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
+    ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. So
+    is a file that cannot be read on (a truncated gzip, UTF-16): the records before the fault
+    are tagged, and the other files are read (io.inputs.read_inputs). What
     the readers say that is no error (a paper list's header line), and which taxonomy tags the
-    papers, go to ``note``, if given.
+    papers, go to ``note``, if given; what they warn of (a line that looks like a header), to
+    ``warn``. ``venue`` and ``year`` are those of the papers that do not give their own.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -105,16 +109,18 @@ def tag_files(
     complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
     """
     warn, note = warn or _warn, note or _quiet
-    inputs = paper_inputs(inputs, note)  # a directory: the files of papers in it
+    given = [str(source) for source in inputs]
+    inputs = paper_inputs(given, note)  # a directory: the files of papers in it, not our output
     if is_stdio(output):
         output = sys.stdout.buffer
     path = None if hasattr(output, "write") else Path(output)
     if resume and path is None:
         raise ValueError("resume=True needs an output file: the output of the run to continue")
     stdout = STDIO if output is sys.stdout.buffer else None
-    check_outputs({"the output": path or stdout, "the errors report": errors}, inputs)
-    # Opening every input now makes a missing file fail before the models load.
-    readers = [iter_records(source, format=format, notices=True) for source in inputs]
+    outputs = {"the output": path or stdout, "the errors report": errors}
+    check_outputs(outputs, [*given, *inputs], inside=warn)
+    # every input checked now (a missing file fails before the models load), then read in turn
+    records = read_inputs(inputs, format=format, venue=venue, year=year)
     workers = _usable_workers(workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
@@ -127,9 +133,8 @@ def tag_files(
     with contextlib.ExitStack() as stack:
         stream = _output_stream(stack, output, path, append=resume)
         resumed = _Resume(path, tagger.provenance) if resume else None
-        summary.resumed = len(resumed.records) if resumed else 0
+        summary.resumed = resumed.count if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
-        records = itertools.chain.from_iterable(readers)
         papers = _papers(records, summary, report, warn, note, resumed)
         results = tagger.tag_many(papers, workers=workers)
         if progress:
@@ -384,7 +389,7 @@ def _papers(
     position = 0  # of the paper among the inputs' papers
     for item in records:
         if isinstance(item, InputNotice):
-            note(str(item))
+            (warn if item.warning else note)(str(item))
             continue
         if isinstance(item, InputError):
             summary.rejected += 1
@@ -410,27 +415,39 @@ def _papers(
 class _Resume:
     """The output of an interrupted run, proved to be this run's beginning: the same tagger
     version, taxonomy, models and settings on every line, and line by line the same papers as
-    the inputs give (ids, text and every other field), no more lines than the inputs have."""
+    the inputs give (ids, text and every other field), no more lines than the inputs have.
+
+    Nothing of the file is held: it is read once to check every line's provenance and count
+    them, then again in step with the inputs, a line at a time, all before a paper is tagged or a
+    line written (the papers it covers come first)."""
 
     def __init__(self, path: Path, provenance: Provenance) -> None:
         self.path = path
         cut_partial_line(path)
+        self.count = 0
+        for number, record in enumerate(self._records(), start=1):
+            if record.provenance != provenance:
+                raise self._refusal(number, _differences(record.provenance, provenance))
+            self.count = number
+        self._written: Iterator[TaggedPaper] | None = self._records()
+
+    def _records(self) -> Iterator[TaggedPaper]:
         try:
-            self.records = list(read_tagged(path))
+            yield from read_tagged(self.path)
         except InputError as exc:
             raise InputError(
                 f"{exc.reason}: cannot resume from this file", source=exc.source, line=exc.line
             ) from None
-        for number, record in enumerate(self.records, start=1):
-            if record.provenance != provenance:
-                raise self._refusal(number, _differences(record.provenance, provenance))
 
     def covers(self, position: int, paper: Paper) -> bool:
-        """Whether the ``position``-th paper of the inputs is already in the file (and is this
-        paper: anything else is refused)."""
-        if position > len(self.records):
+        """Whether the ``position``-th paper of the inputs (they come in order, from 1) is
+        already in the file (and is this paper: anything else is refused)."""
+        if position > self.count or self._written is None:
+            self.close()
             return False
-        written = self.records[position - 1].paper
+        written = next(self._written).paper
+        if position == self.count:
+            self.close()
         if written != paper:
             changed = _changed_fields(written, paper)
             raise self._refusal(
@@ -440,11 +457,17 @@ class _Resume:
             )
         return True
 
+    def close(self) -> None:
+        if self._written is not None:
+            self._written.close()
+            self._written = None
+
     def check_count(self, papers: int) -> None:
-        if papers < len(self.records):
+        self.close()
+        if papers < self.count:
             raise self._refusal(
                 papers + 1,
-                f"the file holds {len(self.records):,} papers, the inputs only {papers:,}",
+                f"the file holds {self.count:,} papers, the inputs only {papers:,}",
             )
 
     def _refusal(self, line: int, why: str) -> InputError:

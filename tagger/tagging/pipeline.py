@@ -197,7 +197,8 @@ class Tagger:
             return results
 
         for batch in batches:
-            pending.append(pool.submit(_tag_in_worker, batch))
+            with _no_sigint():  # a worker it starts ignores Ctrl-C from its first instruction
+                pending.append(pool.submit(_tag_in_worker, batch))
             if len(pending) >= 2 * workers:
                 yield from next_results()
         while pending:
@@ -371,17 +372,22 @@ class Tagger:
         if missing), or None for torch."""
         return embedders.export_dir(self.config.embedding_backend)
 
-    def close(self) -> None:
-        """Stop worker processes, if any were started."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop worker processes, if any were started: once the batches they are tagging are
+        done, or, unless ``wait``, now (batches not started are dropped; a worker still busy
+        after WORKER_GRACE seconds is terminated)."""
         if self._workers is not None:
-            self._workers[1].shutdown(cancel_futures=True)
-            self._workers = None
+            pool, self._workers = self._workers[1], None
+            if wait:
+                pool.shutdown(cancel_futures=True)
+            else:
+                _stop_now(pool)
 
     def __enter__(self) -> Tagger:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=kind is None)  # Ctrl-C, or an error: stop now, not after the batches
 
 
 @dataclass
@@ -484,6 +490,48 @@ RETAG_BATCH = 256
 _SPACY_BATCH = 8
 
 _worker_tagger: Tagger | None = None
+
+
+WORKER_GRACE = 1.0  # seconds a busy worker has to stop before it is terminated
+
+
+def _stop_now(pool: Any) -> None:
+    """Stop a ProcessPoolExecutor's workers now: cancel what waits, and terminate a worker still
+    running after WORKER_GRACE seconds (Python before 3.14 has no public way to: its processes
+    are read from the pool), so that its manager thread and Python's exit do not wait."""
+    import time
+
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + WORKER_GRACE
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    pool.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _no_sigint() -> Iterator[None]:
+    """SIGINT held back while a worker process is started, so that it starts with it blocked
+    (its Ctrl-C is the parent's to handle, and one during its start would print a traceback);
+    one that came meanwhile reaches this process after."""
+    import signal
+
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):  # no such call here, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _start_worker(

@@ -4,12 +4,14 @@ tagged the paragraphs of README.md and overlay.yaml as papers and exited 0."""
 
 from __future__ import annotations
 
+import gzip
 import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from tagger.cli import main
+from tagger.errors import InputError
 from tagger.io.inputs import paper_inputs
 from tagger.io.readers import iter_records
 
@@ -64,7 +66,7 @@ def test_a_directory_reads_the_paper_files_in_it_and_says_so(examples):
     assert result.stderr.splitlines()[0] == (
         "Note: examples is a directory: reading the papers of "
         "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt "
-        "(not README.md, overlay.yaml, tagged/)"
+        "(not README.md, iclr-areas.yaml, overlay.yaml, tagged/)"
     )
     assert result.stderr.splitlines()[-1] == "tagged 50 papers to out.jsonl"  # 19 + 12 + 19
 
@@ -74,22 +76,56 @@ def test_the_glob_of_a_folder_stops_at_its_readme_not_at_its_subdirectory(exampl
     result = tag(*given)
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
-        "Note: examples/tagged is a directory: reading the papers of icml2025-abstracts.jsonl",
+        "Note: examples/tagged: skipping tagger's own output, not papers: "
+        "icml2025-abstracts.jsonl (tagged output); name a file to tag its papers again",
         f"Error: examples/README.md: {NOT_PAPERS.format(suffix='.md')}",
     ]
-    given.remove("examples/README.md")
-    given.remove("examples/overlay.yaml")
-    assert paper_inputs(given) == [*given[:-1], "examples/tagged/icml2025-abstracts.jsonl"]
+    for name in ("README.md", "iclr-areas.yaml", "overlay.yaml"):
+        given.remove(f"examples/{name}")
+    assert paper_inputs(given) == given[:-1]  # examples/tagged holds tagged output only
 
 
 def test_paper_inputs_keeps_files_and_stdin_as_given(examples):
     notes = []
-    assert paper_inputs(["-", "examples/overlay.yaml", "examples/tagged"], notes.append) == [
-        "-",
-        "examples/overlay.yaml",
-        "examples/tagged/icml2025-abstracts.jsonl",
+    given = ["-", "examples/overlay.yaml", "examples/tagged/icml2025-abstracts.jsonl"]
+    assert paper_inputs(given, notes.append) == given
+    assert notes == []
+
+
+def test_a_directory_leaves_out_tagger_own_output(tmp_path):
+    """`tagger tag DIR -o DIR/tagged.jsonl`, then `tagger tag DIR`, read 6 papers from 3: the
+    tagged lines came back as papers (hostile-input pass, item 4). Tagged output (JSON Lines,
+    gzipped or not, or Parquet) and an errors report are told by their first line or columns,
+    whatever their names."""
+    from tagger.io.jsonl import rejected_line
+    from tagger.io.parquet import ParquetWriter
+
+    from ..conftest import tagged_record, write_tagged
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "papers.jsonl").write_text('{"id": "a", "abstract": "Graph neural networks."}\n')
+    (folder / "tagged-by-hand.json").write_text('[{"paper": {}, "tags": []}]')  # papers, badly
+    write_tagged(folder / "papers-tagged.jsonl", [tagged_record("a"), tagged_record("b")])
+    (folder / "old.jsonl.gz").write_bytes(
+        gzip.compress((folder / "papers-tagged.jsonl").read_bytes())
+    )
+    writer = ParquetWriter(folder / "tagged.parquet")
+    writer.write(tagged_record("a"))
+    writer.close()
+    error = InputError("the abstract is empty", source="x.jsonl", line=2)
+    (folder / "errors.jsonl").write_bytes(rejected_line(error))
+    notes = []
+    assert paper_inputs([folder], notes.append) == [
+        str(folder / "papers.jsonl"),
+        str(folder / "tagged-by-hand.json"),
     ]
-    assert len(notes) == 1
+    assert notes == [
+        f"{folder} is a directory: reading the papers of papers.jsonl, tagged-by-hand.json",
+        f"{folder}: skipping tagger's own output, not papers: errors.jsonl (an errors report), "
+        "old.jsonl.gz (tagged output), papers-tagged.jsonl (tagged output), tagged.parquet "
+        "(tagged output); name a file to tag its papers again",
+    ]
 
 
 def test_gzipped_paper_files_in_a_directory_are_papers(tmp_path):

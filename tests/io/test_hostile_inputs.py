@@ -339,9 +339,16 @@ def test_a_corrupt_parquet_input_is_blamed_on_the_input(tmp_path):
     source = tmp_path / "papers.parquet"
     abstracts = [f"{ABSTRACTS[i % 3]} {'word ' * (i % 97)} {i}" for i in range(3000)]
     pq.write_table(pa.table({"abstract": abstracts}), source, compression="zstd")
-    line = error_line(run("tag", _corrupt(source), "-o", tmp_path / "o.jsonl", *MINI))
-    assert line.startswith(f"Error: {source}: cannot read it: ")
-    assert "output" not in line
+    result = run("tag", _corrupt(source), "-o", tmp_path / "o.jsonl", *MINI)
+    assert result.exit_code == 1, result.stderr
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("Warning: ")]
+    assert len(skipped) == 1 and skipped[0].startswith(f"Warning: skipped {source}: cannot read ")
+    assert "output" not in skipped[0]
+    tagged = len((tmp_path / "o.jsonl").read_text().splitlines())
+    assert tagged < 3000  # the rows before the corrupt page are tagged
+    assert result.stderr.splitlines()[-1] == (
+        f"tagged {tagged:,} papers to {tmp_path / 'o.jsonl'}, 1 rejected"
+    )
 
 
 def test_a_corrupt_tagged_parquet_is_blamed_on_it(tmp_path):

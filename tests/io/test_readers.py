@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.errors import InputError
+from tagger.errors import InputError, InputNotice
 from tagger.io.formats import FORMATS, detect_format
 from tagger.io.readers import iter_records, read_papers
 from tagger.records import Paper, stable_id
@@ -112,6 +112,13 @@ def test_paper_list_error_names_the_paragraphs_first_line(tmp_path: Path) -> Non
         ("ICLR 2025 论文列表", "ICLR", 2025),
         ("NeurIPS 2023", "NeurIPS", 2023),
         ("  CoRL 1999 accepted papers  ", "CoRL", 1999),
+        # as people write them (hostile-input pass, item 2): each was tagged as a paper
+        ("ICLR 2025 Oral Papers", "ICLR", 2025),
+        ("Papers from NeurIPS 2025", "NeurIPS", 2025),
+        ("NeurIPS'25 Papers", "NeurIPS", 2025),
+        ("Accepted papers at ICML 2024", "ICML", 2024),
+        ("ICML 2025: Spotlight Posters", "ICML", 2025),
+        ("NeurIPS ’24 Spotlights", "NeurIPS", 2024),
     ],
 )
 def test_paper_list_header(tmp_path: Path, header: str, venue: str, year: int) -> None:
@@ -143,6 +150,101 @@ def test_paper_list_without_header(tmp_path: Path, first: str) -> None:
         (first, None, None),
         ("Another abstract.", None, None),
     ]
+
+
+def test_a_first_line_that_looks_like_a_header_is_warned_of(tmp_path: Path) -> None:
+    path = tmp_path / "list.txt"
+    path.write_text("Accepted Papers, Twenty Twenty-Five\n\nAnother abstract.\n")
+    notices = [r for r in iter_records(path, notices=True) if isinstance(r, InputNotice)]
+    assert [(n.warning, str(n)) for n in notices] == [
+        (
+            True,
+            f"{path} line 1: 'Accepted Papers, Twenty Twenty-Five' is read as a paper, but "
+            "looks like a header: a header names a venue and a year, like 'ICML 2025 Papers' or "
+            "'Papers from NeurIPS 2025'. If it is one, remove it and give the venue and year "
+            "(--venue, --year)",
+        )
+    ]
+
+
+def _abstracts(count: int) -> list[str]:
+    """Real abstracts, one line each (the shipped list's paragraphs)."""
+    return paragraphs_after_header(EXAMPLES / "icml2025-abstracts.txt")[:count]
+
+
+def test_abstracts_one_per_line_are_papers_each_with_a_warning(tmp_path: Path) -> None:
+    """Five abstracts one per line, no blank lines: one paper with the tags of five, before."""
+    path = tmp_path / "list.txt"
+    lines = [line.encode() for line in ["ICLR 2025 Oral Papers", *_abstracts(5)]]
+    lines[3] = b"\xe9" + lines[3]  # the third abstract, on line 4
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    records = list(iter_records(path, notices=True))
+    notices = [(r.line, r.warning) for r in records if isinstance(r, InputNotice)]
+    papers = [(r.abstract, r.venue, r.year) for r in records if isinstance(r, Paper)]
+    assert papers == [(text, "ICLR", 2025) for k, text in enumerate(_abstracts(5)) if k != 2]
+    assert [(r.line, r.reason) for r in records if isinstance(r, InputError)] == [
+        (4, "invalid UTF-8: byte 0xE9 at the start; save the file as UTF-8")
+    ]
+    assert notices == [(1, True), (1, False)]  # the paragraph split; its first line the header
+    assert str(records[0]) == (
+        f"{path} line 1: the paragraph holds several lines of 300 characters or more, each long "
+        "enough to be an abstract: each is read as a paper (with the shorter lines before it, "
+        "such as a title); put a blank line between papers to say where each ends"
+    )
+
+
+def test_titles_and_abstracts_without_blank_lines_are_a_paper_each(tmp_path: Path) -> None:
+    path = tmp_path / "list.txt"
+    first, second, third = _abstracts(3)
+    path.write_text(
+        f"A title\n{first}\nAnother title\n{second}\n\nWrapped abstract,\nshort lines.\n\n"
+        f"Third title\n{third}\nand a short last line\n"
+    )
+    papers = list(read_papers(path))
+    assert [p.abstract for p in papers] == [
+        f"A title\n{first}",
+        f"Another title\n{second}",
+        "Wrapped abstract,\nshort lines.",  # one long line or none: a paragraph is one paper
+        f"Third title\n{third}\nand a short last line",
+    ]
+    assert [p.venue for p in papers] == [None] * 4
+
+
+def test_venue_and_year_given_fill_what_papers_lack(tmp_path: Path) -> None:
+    text, headed, jsonl = tmp_path / "list.txt", tmp_path / "headed.txt", tmp_path / "p.jsonl"
+    text.write_text("First abstract.\n\nSecond abstract.\n")
+    headed.write_text("ICML 2024 Papers\n\nFirst abstract.\n")
+    jsonl.write_text(
+        '{"id": "a", "abstract": "x", "conference": "CoRL"}\n'
+        '{"abstract": "y", "year": 2023}\n'
+        '{"abstract": "z", "venue": ""}\n'
+    )
+
+    def read(path):
+        return [(p.venue, p.year) for p in read_papers(path, venue="NeurIPS", year=2025)]
+
+    assert read(text) == [("NeurIPS", 2025)] * 2
+    assert read(headed) == [("ICML", 2024)]  # the header says, for its papers
+    assert read(jsonl) == [("CoRL", 2025), ("NeurIPS", 2023), ("NeurIPS", 2025)]
+    given = next(iter(read_papers(text, venue="NeurIPS")))
+    assert given.id == stable_id("NeurIPS", "First abstract.")  # as if the file said so
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"year": 25}, "The 'year' parameter must be an int from 1900 to 2100. Got 25 instead."),
+        ({"year": "2025"}, "The 'year' parameter must be an int from 1900 to 2100. Got '2025'"),
+        ({"venue": " "}, "The 'venue' parameter must be a line of text (not blank, no line "),
+        ({"venue": "ICML\n2025"}, "The 'venue' parameter must be a line of text"),
+    ],
+)
+def test_venue_and_year_given_are_checked(tmp_path: Path, given, message) -> None:
+    path = tmp_path / "list.txt"
+    path.write_text("An abstract.\n")
+    with pytest.raises(ValueError) as caught:
+        read_papers(path, **given)
+    assert str(caught.value).startswith(message)
 
 
 def test_paper_list_keeps_inner_newlines_and_strips_the_rest(tmp_path: Path) -> None:

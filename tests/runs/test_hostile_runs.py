@@ -5,6 +5,7 @@ gives. Every case ends in its own outcome and one `Error:` line at most, never a
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gzip
 import json
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ABSTRACTS, EXAMPLES, MINI, run, tagged_record, write_tagged
+from ..conftest import ABSTRACTS, EXAMPLES, MINI, ROOT, run, tagged_record, write_tagged
 
 
 def papers(path, abstracts=ABSTRACTS):
@@ -95,6 +96,37 @@ def test_dash_output_means_stdout(tmp_path, monkeypatch):
     result = run("tag", papers(tmp_path / "p.jsonl"), "-o", "-", *MINI)
     assert result.exit_code == 0 and result.stdout.count("\n") == 3
     assert not (tmp_path / "-").exists()
+
+
+def test_an_output_inside_the_input_directory_is_warned_of_and_not_read_back(tmp_path):
+    """`tagger tag DIR -o DIR/tagged.jsonl`, then `tagger tag DIR`: 6 papers from 3 (the
+    hostile-input pass, item 4)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    with papers(folder / "p.jsonl").open("a") as source:
+        source.write('{"id": "p3", "abstract": ""}\n')  # rejected: the report is not empty
+    out, errors = folder / "tagged.jsonl", folder / "errors.jsonl"
+    first = run("tag", folder, "-o", out, "--errors", errors, *MINI)
+    assert first.exit_code == 1, first.stderr
+    for what, path in [("the output", out), ("the errors report", errors)]:
+        assert (
+            f"Warning: {what} {path} lies inside the input directory {folder}: `tagger tag "
+            f"{folder}` leaves tagger's own output out, but other tools read it all; write "
+            "outputs outside the directories of papers\n"
+        ) in first.stderr
+    assert first.stderr.splitlines()[-1] == f"tagged 3 papers to {out}, 1 rejected: see {errors}"
+    again = run("tag", folder, *MINI)
+    assert again.exit_code == 1, again.stderr
+    assert [json.loads(line)["paper"]["id"] for line in again.stdout.splitlines()] == [
+        "p0",
+        "p1",
+        "p2",
+    ]
+    assert again.stderr.splitlines()[:2] == [
+        f"Note: {folder} is a directory: reading the papers of p.jsonl",
+        f"Note: {folder}: skipping tagger's own output, not papers: errors.jsonl (an errors "
+        "report), tagged.jsonl (tagged output); name a file to tag its papers again",
+    ]
 
 
 # --- 3. a resume proves it continues the same run -----------------------------------------------
@@ -237,6 +269,82 @@ def test_workers_end_when_the_parent_is_killed(tmp_path, how):
     if how == signal.SIGTERM:
         assert proc.returncode == 143
         assert proc.stderr.read().decode().splitlines()[-1].startswith("Terminated.")
+
+
+# Every Python process started with this directory first on PYTHONPATH (the run and its spawned
+# workers alike) embeds with the tests' HashEmbedder, each call announced by a file in $STARTED
+# and then held for $HOLD seconds: workers busy for as long as a test needs.
+_SLOW_EMBEDDER = f"""
+import os, sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from tests.conftest import HashEmbedder
+import tagger.language.embedders as embedders
+
+
+class Held(HashEmbedder):
+    def embed(self, texts):
+        open(os.path.join(os.environ["STARTED"], str(os.getpid())), "w").close()
+        time.sleep(float(os.environ["HOLD"]))
+        return super().embed(texts)
+
+
+embedders.make_embedder = lambda *args, **kwargs: Held()
+"""
+
+
+def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
+    """Ctrl-C twice during a two-worker directory run: it still ran 20 s later, and a third
+    Ctrl-C ended in a multiprocessing traceback (hostile-input pass, item 6). The first stops
+    the workers at once (terminated after a short grace), the run exits 130 with one message,
+    and more Ctrl-C change nothing."""
+    hook, started, folder = tmp_path / "hook", tmp_path / "started", tmp_path / "papers"
+    for directory in (hook, started, folder):
+        directory.mkdir()
+    (hook / "sitecustomize.py").write_text(_SLOW_EMBEDDER)
+    for name in ("a", "b"):
+        papers(folder / f"{name}.jsonl", [f"{ABSTRACTS[i % 3]} {name} {i}" for i in range(24)])
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "STARTED": str(started),
+        "HOLD": "60",  # a batch takes a minute: a run that waits for them is seen to
+    }
+    command = [sys.executable, "-m", "tagger", "tag", str(folder), "-o", str(tmp_path / "o")]
+    proc = subprocess.Popen(
+        [*command, "--workers", "2", "--batch-size", "4", *MINI],
+        stderr=subprocess.PIPE,
+        env=environment,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list(started.iterdir())) < 2:
+            time.sleep(0.1)
+        busy = [int(path.name) for path in started.iterdir()]
+        assert len(busy) == 2, "the two workers did not start tagging"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: to every process of the job
+        interrupted = time.monotonic()
+        for pause in (0.3, 0.5):
+            time.sleep(pause)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGINT)  # and again
+        proc.wait(timeout=20)
+        assert time.monotonic() - interrupted < 10
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stderr = proc.stderr.read().decode()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and stderr.count("Interrupted.") == 1, stderr
+    assert stderr.splitlines()[-1] == (
+        "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
+        "continues a run."
+    )
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(w) for w in busy):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in busy)
 
 
 def _cmdline(pid):
@@ -544,11 +652,13 @@ def test_a_full_disk_on_stdout_is_one_error(tmp_path, command):
 
 
 def test_dev_zero_is_refused_without_filling_the_memory():
-    line = error_line(run("tag", "/dev/zero", *MINI))
-    assert line == (
-        "Error: /dev/zero: line 1 is longer than 64 MB: this is not a file of papers "
-        "(or its lines have no ends)"
-    )
+    result = run("tag", "/dev/zero", *MINI)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-2:] == [
+        "Warning: skipped /dev/zero: line 1 is longer than 64 MB: this is not a file of papers "
+        "(or its lines have no ends)",
+        "tagged 0 papers, 1 rejected",
+    ]
 
 
 def test_a_gzip_file_is_read_whatever_its_name(tmp_path):

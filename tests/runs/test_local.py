@@ -88,6 +88,57 @@ def test_resume_from_python_finishes_the_file_as_one_run_would(fast_tagger, tmp_
     assert str(summary).startswith(f"tagged 2 papers to {partial} after the 1 already there")
 
 
+def test_venue_and_year_are_given_to_the_papers_that_lack_them(fast_tagger, tmp_path):
+    papers = tmp_path / "papers.txt"
+    papers.write_text("Graph neural networks for molecules.\n\nPolicy gradients for robots.\n")
+    stream = io.BytesIO()
+    tag_files(fast_tagger, [papers], stream, venue="CoRL", year=2024)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["paper"]["venue"], r["paper"]["year"]) for r in lines] == [("CoRL", 2024)] * 2
+    with pytest.raises(ValueError, match="The 'year' parameter must be an int from 1900"):
+        tag_files(fast_tagger, [papers], io.BytesIO(), year=24)
+
+
+def _complete_run(tagger, tmp_path, lines):
+    """Papers and this configuration's complete output of them, ``lines`` long: the lines of a
+    real run over a few papers, repeated with new ids (a resume needs no model for them)."""
+    from tagger.io.jsonl import dumps
+
+    few = tmp_path / "few.jsonl"
+    few.write_text(PAPERS.replace('"a", "abstract": "Multi', '"d", "abstract": "Multi'))
+    tagged = tmp_path / "few-tagged.jsonl"
+    tag_files(tagger, [few], tagged, warn=lambda message: None)
+    records = [json.loads(line) for line in tagged.read_text().splitlines()]
+    papers, out = tmp_path / f"papers-{lines}.jsonl", tmp_path / f"out-{lines}.jsonl"
+    with papers.open("w") as inputs, out.open("wb") as output:
+        for k in range(lines):
+            record = records[k % len(records)]
+            record["paper"]["id"] = f"q{k}"
+            inputs.write(json.dumps({"id": f"q{k}", "abstract": record["paper"]["abstract"]}))
+            inputs.write("\n")
+            output.write(dumps(record))
+    return papers, out
+
+
+def test_resume_over_a_complete_output_keeps_no_line_in_memory(fast_tagger, tmp_path):
+    """`tag --resume` held every kept line in memory: 296 MB at 5,000 lines, 982 MB at 50,000
+    (hostile-input pass, item 5). It reads the output in step with the inputs instead."""
+    import tracemalloc
+
+    peaks = {}
+    for lines in (100, 2000):
+        papers, out = _complete_run(fast_tagger, tmp_path, lines)
+        before = out.read_bytes()
+        tracemalloc.start()
+        summary = tag_files(fast_tagger, [papers], out, resume=True)
+        peaks[lines] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert (summary.resumed, summary.tagged) == (lines, 0)
+        assert out.read_bytes() == before
+    assert len(before) > 2 * 2**20  # 2,000 lines of over a KB each: held, they would show
+    assert peaks[2000] < peaks[100] + 2**20, peaks
+
+
 def test_a_missing_input_fails_before_the_models_load(tmp_path):
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY)
     with pytest.raises(TaggerError, match="nope.jsonl: no such file"):
