@@ -63,7 +63,8 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
         @functools.wraps(command)
         def with_config(*args: Any, **kwargs: Any) -> Any:
             values = {field.name: kwargs.pop(field.name) for field in fields}
-            return command(*args, config=settings(**values), **kwargs)
+            given = {name: value for name, value in values.items() if value is not None}
+            return command(*args, config=settings(**given), **kwargs)
 
         for field in reversed(fields):
             low, high = field.metadata["minimum"], field.metadata["maximum"]
@@ -72,9 +73,9 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
                 kind: click.ParamType = click.Choice(field.metadata["choices"])
             elif field.type == "int":
                 kind = click.IntRange(low, high)
-            elif field.type == "str":  # a file or directory a setting names: empty is the shipped
+            elif field.type == "str":  # a file or directory a setting names: none, the shipped
                 kind = click.Path(exists=True)
-                default, help = "", f"{help.split('; empty:')[0]}. Default: the one shipped."
+                default, help = None, f"{help.split('; empty:')[0]}. Default: the one shipped."
             else:
                 kind = click.FloatRange(low, high)
             name = f"--{field.name.replace('_', '-')}"

@@ -497,11 +497,13 @@ WORKER_GRACE = 1.0  # seconds a busy worker has to stop before it is terminated
 
 def _stop_now(pool: Any) -> None:
     """Stop a ProcessPoolExecutor's workers now: cancel what waits, and terminate a worker still
-    running after WORKER_GRACE seconds (Python before 3.14 has no public way to: its processes
-    are read from the pool), so that its manager thread and Python's exit do not wait."""
+    running after WORKER_GRACE seconds, so that its manager thread and Python's exit do not
+    wait. The pool has no public way to reach its processes before Python 3.14; they are this
+    process's children (multiprocessing.active_children), and a tagging run starts no other."""
+    import multiprocessing
     import time
 
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = multiprocessing.active_children()
     pool.shutdown(wait=False, cancel_futures=True)
     deadline = time.monotonic() + WORKER_GRACE
     for process in processes:
