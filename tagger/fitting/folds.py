@@ -61,9 +61,11 @@ class Settings:
 
     c: float = 0.3  # the weigher's inverse L2 strength
     area_c: float = area_fit.C
+    text_c: float | None = area_fit.TEXT_C  # None: no text block
     neighbours: int = TaggerConfig().neighbours
     judged_neighbours: int = TaggerConfig().judged_neighbours
     learned: bool = True  # fit an area model
+    learner: str = "logistic"  # the second stage's right and main models: or "trees"
 
 
 def fit_stages(
@@ -93,11 +95,21 @@ def fit_stages(
     model = chances = None
     if settings.learned:
         inner = split(train, INNER)
-        chances = area_fit.out_of_fold(train, taxonomy, inner, c=settings.area_c)
-        model = area_fit.fit_area_model(train, taxonomy, c=settings.area_c, about=dict(about))
+        chances = area_fit.out_of_fold(
+            train, taxonomy, inner, c=settings.area_c, text_c=settings.text_c
+        )
+        model = area_fit.fit_area_model(
+            train, taxonomy, c=settings.area_c, text_c=settings.text_c, about=dict(about)
+        )
     found = second_stage(train, indexes, chances, taxonomy)
     weigher = fit_weigher(
-        train, found, taxonomy, c=settings.c, names=SECOND_NAMES, about=dict(about)
+        train,
+        found,
+        taxonomy,
+        c=settings.c,
+        names=SECOND_NAMES,
+        about=dict(about),
+        learner=settings.learner,
     )
     return Fitted(first, index, judged_index, model, weigher), indexes
 
@@ -127,7 +139,7 @@ def cross_validate(
             from ..language import vectors
 
             codes = [vectors.decode(item.reading.vector) for item in probe]
-            chances = fitted.areas.probabilities(codes)
+            chances = fitted.areas.probabilities(codes, area_fit.texts_of(probe))
         found = second_stage(probe, indexes, chances, taxonomy)
         done.append(Fold(groups, test, found, fitted.weigher))
     return done

@@ -60,6 +60,7 @@ def fit_weigher(
     c: float,
     names: Sequence[str],
     about: dict[str, Any] | None = None,
+    learner: str = "logistic",
 ) -> Weigher:
     """The weigher's models fitted to the candidates ``found`` of the ``judged`` papers, reading
     the features ``names``: ``right`` on every candidate judged right or wrong (acceptable ones
@@ -89,12 +90,15 @@ def fit_weigher(
     }
     if ANY_FACET not in facets:  # no facet, or no types judged: no type is ever listed
         facets[ANY_FACET] = never(names)
-    return Weigher(
-        right=fitted(right_rows, right_labels, c=c, names=names),
-        main=fitted(main_rows, main_labels, c=c, names=names),
-        facets=facets,
-        about=about or {},
-    )
+    if learner == "trees":
+        from ..language.trees import fitted_trees
+
+        right = fitted_trees(right_rows, right_labels, names=names)
+        main = fitted_trees(main_rows, main_labels, names=names)
+    else:
+        right = fitted(right_rows, right_labels, c=c, names=names)
+        main = fitted(main_rows, main_labels, c=c, names=names)
+    return Weigher(right=right, main=main, facets=facets, about=about or {})
 
 
 def never(names: Sequence[str]) -> Model:

@@ -322,15 +322,4 @@ def lock_beside(path: str | Path, *, held_by: str) -> IO[bytes]:
     except OSError:
         pass  # a file system without locks (some network mounts): go on unlocked
     return handle
-
-
-def is_locked(path: str | Path) -> bool:
-    """Whether another run holds the lock on ``path`` now."""
-    try:
-        with open(path, "rb") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
     return False

@@ -3,6 +3,7 @@ with numpy alone (the keyphrase acceptance model is one)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -39,7 +40,13 @@ class Trees:
                 step = np.where(left, tree["left"][node], tree["right"][node])
                 node = np.where(tree["leaf"][node], node, step)
             raw += tree["value"][node]
-        return 1.0 / (1.0 + np.exp(-np.clip(raw, -50.0, 50.0)))
+        # the sigmoid by math.exp, value by value: numpy's exp is vectorised differently on
+        # different CPUs, and its last bit may differ from one to another
+        return np.array([1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z)))) for z in raw.tolist()])
+
+    def as_weigher_model(self) -> dict[str, Any]:
+        """The trees as a weigher's model is written (tagging.weigher)."""
+        return {"kind": "trees", **self.as_dict()}
 
     @cached_property
     def _arrays(self) -> list[dict[str, Any]]:

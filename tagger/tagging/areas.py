@@ -1,18 +1,20 @@
-"""The area model: where a paper belongs, learned from the judged papers' embeddings.
+"""The area model: where a paper belongs, learned from the judged papers.
 
 Rules find an area where a paper uses its words, and neighbours where papers like it were placed;
-a model over the paper's embedding learns from every judged paper at once which part of the
-space each area covers. For each area of the taxonomy with enough judged papers in it (the area
-or one below it), a logistic model over the paper's unit vector gives the probability that a
-reader would place the paper there (tagger.fitting.areas fits them, one against the rest). Its
-probability is one more thing the weigher reads of a candidate, and an area it finds likely is a
-candidate even where no rule fired and no neighbour voted; a tag it supports names the judged
-papers nearest the paper that readers placed in the area, so the evidence can be checked.
+a model learns from every judged paper at once what each area's papers look like. For each area
+of the taxonomy with enough judged papers in it (the area or one below it), and each contribution
+type, two logistic models give the probability that a reader would place the paper there: one
+over the paper's embedding (its unit vector), one over its words and pairs of words (tf-idf,
+:func:`terms`); the area's probability is their mean (tagger.fitting.areas fits them, one area
+against the rest). It is one more thing the weigher reads of a candidate, and an area it finds
+likely is a candidate even where no rule fired and no neighbour voted; a tag it supports names
+the judged papers nearest the paper that readers placed in the area, so the evidence can be
+checked.
 
-Scores are computed from the paper's vector as a tagged line stores it (int8, language.vectors),
-in integers: the weights are kept as int16 with a scale per area, the dot products are exact, and
-only the last division and the sigmoid are floating point, so retag reads what tag read and every
-CPU gives the same bits.
+Scores are computed from what a tagged line stores (the int8 vector, language.vectors; the title
+and abstract), in integers: the weights are kept as int16 with a scale per area, a paper's tf-idf
+values as fixed-point integers, the dot products are exact, and only the last division and the
+sigmoid are floating point, so retag reads what tag read and every CPU gives the same bits.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -38,27 +41,91 @@ PROPOSE = 0.35  # an area the model finds at least this likely is a candidate
 SHOWN = 3  # judged papers named by a tag the model supports
 
 
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's token_pattern
+FIXED = 2**15  # a tf-idf value of 1 as an integer
+
+
+def terms(text: str, stop: frozenset[str]) -> list[str]:
+    """The words of a text (lower-cased, two characters or more, ``stop`` words left out) and
+    each pair of words next to each other once they are: what the text block reads."""
+    words = [w for w in _TOKEN.findall(text.lower()) if w not in stop]
+    return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+
+
+@dataclass(frozen=True, eq=False)
+class TextBlock:
+    """Logistic models over a paper's tf-idf vector (sublinear term frequency, L2-normalised),
+    one per area: ``sigmoid(bias + scale * (tfidf . weights))``, weights as int16 columns."""
+
+    vocabulary: tuple[str, ...]
+    idf: np.ndarray  # float64, one a term
+    stop: frozenset[str]
+    weights: np.ndarray  # int16, terms x areas
+    scales: np.ndarray  # float64, one an area
+    biases: np.ndarray  # float64
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {term: k for k, term in enumerate(self.vocabulary)}
+
+    def logits(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.weights.shape[1]), dtype=np.float64)
+        for row, text in enumerate(texts):
+            counts: dict[int, int] = {}
+            for term in terms(text, self.stop):
+                k = self._index.get(term)
+                if k is not None:
+                    counts[k] = counts.get(k, 0) + 1
+            if not counts:
+                continue
+            index = np.array(sorted(counts), dtype=np.intp)
+            values = np.array([(1.0 + math.log(counts[k])) * self.idf[k] for k in index.tolist()])
+            norm = math.sqrt(math.fsum(v * v for v in values.tolist()))
+            fixed = np.rint(values / norm * FIXED).astype(np.int64)
+            out[row] = (fixed @ self.weights[index].astype(np.int64)).astype(np.float64)
+        return out * self.scales / FIXED + self.biases
+
+
 @dataclass(frozen=True, eq=False)
 class AreaModel:
     """Logistic models over unit paper vectors, one per area: ``sigmoid(bias + scale *
-    (codes . weights) / |codes|)`` with ``weights`` as int16 rows."""
+    (codes . weights) / |codes|)`` with ``weights`` as int16 rows; and, with a ``text`` block,
+    the mean of that probability and the text block's."""
 
     areas: tuple[str, ...]
     weights: np.ndarray  # int16, one row an area
     scales: np.ndarray  # float64, one an area: a row's weights are weights * scale
     biases: np.ndarray  # float64
     about: dict[str, Any]
+    text: TextBlock | None = None
 
     @classmethod
     def from_floats(
-        cls, areas: Sequence[str], weights: np.ndarray, biases: np.ndarray, about: dict[str, Any]
+        cls,
+        areas: Sequence[str],
+        weights: np.ndarray,
+        biases: np.ndarray,
+        about: dict[str, Any],
+        text: tuple[Sequence[str], np.ndarray, frozenset[str], np.ndarray, np.ndarray]
+        | None = None,
     ) -> AreaModel:
-        """The model of float ``weights`` (one row an area), stored as int16 rows."""
-        weights = np.asarray(weights, dtype=np.float64)
-        peaks = np.abs(weights).max(axis=1)
-        scales = np.where(peaks > 0, peaks / 32767.0, 1.0)
-        codes = np.rint(weights / scales[:, None]).astype(np.int16)
-        return cls(tuple(areas), codes, scales, np.asarray(biases, dtype=np.float64), about)
+        """The model of float ``weights`` (one row an area), stored as int16 rows; ``text``:
+        the text block's vocabulary, idf, stop words, weights (terms x areas) and biases."""
+        codes, scales = _int16(np.asarray(weights, dtype=np.float64))
+        block = None
+        if text is not None:
+            vocabulary, idf, stop, text_weights, text_biases = text
+            columns, column_scales = _int16(np.asarray(text_weights, dtype=np.float64).T)
+            block = TextBlock(
+                tuple(vocabulary),
+                np.asarray(idf, dtype=np.float64),
+                frozenset(stop),
+                np.ascontiguousarray(columns.T),
+                column_scales,
+                np.asarray(text_biases, dtype=np.float64),
+            )
+        biases = np.asarray(biases, dtype=np.float64)
+        return cls(tuple(areas), codes, scales, biases, about, block)
 
     @classmethod
     def load(cls, path: str | Path) -> AreaModel:
@@ -66,6 +133,16 @@ class AreaModel:
 
     def save(self, path: str | Path) -> None:
         buffer = io.BytesIO()
+        text = {}
+        if self.text is not None:
+            text = {
+                "text_vocabulary": np.array(self.text.vocabulary),
+                "text_idf": self.text.idf,
+                "text_stop": np.array(sorted(self.text.stop)),
+                "text_weights": self.text.weights,
+                "text_scales": self.text.scales,
+                "text_biases": self.text.biases,
+            }
         np.savez_compressed(
             buffer,
             areas=np.array(self.areas),
@@ -73,6 +150,7 @@ class AreaModel:
             scales=self.scales,
             biases=self.biases,
             about=np.array(json.dumps(self.about, sort_keys=True)),
+            **text,
         )
         Path(path).write_bytes(buffer.getvalue())
 
@@ -80,33 +158,63 @@ class AreaModel:
     def _rows(self) -> np.ndarray:
         return self.weights.astype(np.int64)
 
-    def probabilities(self, codes: Sequence[np.ndarray]) -> list[dict[str, float]]:
-        """For each paper (its int8 vector as stored), the probability of every area."""
+    def probabilities(
+        self, codes: Sequence[np.ndarray], texts: Sequence[str] | None = None
+    ) -> list[dict[str, float]]:
+        """For each paper (its int8 vector as stored, and its text: language.text.paper_text),
+        the probability of every area."""
         if not codes:
             return []
         x = np.stack([c.astype(np.int64) for c in codes])
         dots = x @ self._rows.T  # exact
         norms = np.sqrt((x * x).sum(axis=1).astype(np.float64))
         z = dots.astype(np.float64) * self.scales / np.maximum(norms, 1.0)[:, None] + self.biases
+        blocks = [z]
+        if self.text is not None:
+            if texts is None:
+                raise ValueError("this area model reads the papers' texts too")
+            blocks.append(self.text.logits(texts))
         return [
             {
-                area: 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
-                for area, value in zip(self.areas, row.tolist(), strict=True)
+                area: math.fsum(_sigmoid(block[row, k]) for block in blocks) / len(blocks)
+                for k, area in enumerate(self.areas)
             }
-            for row in z
+            for row in range(len(codes))
         ]
+
+
+def _sigmoid(value: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, float(value)))))
+
+
+def _int16(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of float weights as int16 rows and a scale each."""
+    peaks = np.abs(weights).max(axis=1) if weights.size else np.zeros(len(weights))
+    scales = np.where(peaks > 0, peaks / 32767.0, 1.0)
+    return np.rint(weights / scales[:, None]).astype(np.int16), scales
 
 
 @cache
 def _load(path: str) -> AreaModel:
     try:
         with np.load(Path(path), allow_pickle=False) as data:
+            text = None
+            if "text_vocabulary" in data:
+                text = TextBlock(
+                    tuple(data["text_vocabulary"].tolist()),
+                    data["text_idf"].astype(np.float64),
+                    frozenset(data["text_stop"].tolist()),
+                    data["text_weights"].astype(np.int16),
+                    data["text_scales"].astype(np.float64),
+                    data["text_biases"].astype(np.float64),
+                )
             model = AreaModel(
                 areas=tuple(data["areas"].tolist()),
                 weights=data["weights"].astype(np.int16),
                 scales=data["scales"].astype(np.float64),
                 biases=data["biases"].astype(np.float64),
                 about=json.loads(str(data["about"])),
+                text=text,
             )
     except (OSError, ValueError, KeyError) as exc:
         raise TaggerError(f"cannot read the area model {path}: {exc}") from None
@@ -125,9 +233,16 @@ class AreaVotes:
     code: np.ndarray | None = None
     judged: NeighbourIndex | None = None
     key: int = 0  # the paper's abstract_key: it never names itself
+    learned = True  # its votes are the area model's (facets read them too: Neighbours.learned)
 
     def proposed(self) -> set[str]:
-        return {area for area, p in self.probability.items() if p >= PROPOSE}
+        """The topic areas the model finds likely (a facet's values are every paper's
+        candidates anyway)."""
+        return {
+            area
+            for area, p in self.probability.items()
+            if p >= PROPOSE and area in self.taxonomy.by_id and self.taxonomy.facet(area) is None
+        }
 
     def features(self, area: str) -> dict[str, float]:
         p = self.probability.get(area, 0.0)

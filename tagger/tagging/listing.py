@@ -38,7 +38,7 @@ def score_hits(
             n_keyphrases=n_keyphrases,
             config=config,
             similarity=similarity,
-            votes=votes if facet is None else NO_VOTES,
+            votes=votes if facet is None else votes.learned(),
             always=taxonomy.children[facet] if facet is not None else (),
         )
         by_area = {c.area: c for c in found}

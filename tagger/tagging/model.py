@@ -217,16 +217,18 @@ class Learned:
         model = AreaModel.load(path)
         return model if in_space(model.about, self.embedder) else None
 
-    def votes_of(self, codes: list[np.ndarray], keys: list[int]) -> list[Neighbours]:
+    def votes_of(
+        self, codes: list[np.ndarray], keys: list[int], texts: list[str]
+    ) -> list[Neighbours]:
         """Each paper's neighbours of every kind, and the area model's votes, from its int8
-        vector as stored and its abstract_key."""
+        vector as stored, its abstract_key and its text (language.text.paper_text)."""
         found: list[list] = [[] for _ in codes]
         for kind, (index, k) in self.neighbour_indexes.items():
             for votes_of, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
                 votes_of.append(votes(kind, index, nearest, self.taxonomy))
         if self.area_model is not None:
             judged = self.neighbour_indexes.get("jn", (None, 0))[0]
-            chances = self.area_model.probabilities(codes)
+            chances = self.area_model.probabilities(codes, texts)
             for votes_of, probability, code, key in zip(found, chances, codes, keys, strict=True):
                 votes_of.append(AreaVotes(probability, self.taxonomy, code, judged, key))
         return [Neighbours(tuple(kinds)) for kinds in found]

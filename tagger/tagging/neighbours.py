@@ -328,6 +328,10 @@ class Neighbours:
     def proposed(self) -> set[str]:
         return set().union(*(v.proposed() for v in self.votes))
 
+    def learned(self) -> Neighbours:
+        """The area model's votes alone: what a facet's values (the contribution types) read."""
+        return Neighbours(tuple(v for v in self.votes if getattr(v, "learned", False)))
+
     def features(self, area: str) -> dict[str, float]:
         """Every feature of one area its votes make (VOTE_FEATURES), zero for a kind not
         read."""

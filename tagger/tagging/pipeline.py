@@ -28,7 +28,6 @@ from ..taxonomy.store import recall, remember
 from .listing import groups, score_hits
 from .model import FittedModel, Learned
 from .neighbours import (
-    NO_VOTES,
     Neighbours,
     abstract_key,
 )
@@ -338,7 +337,8 @@ class Tagger:
         """Each paper's neighbours of every kind, and the area model's votes, from its vector
         as stored."""
         keys = [abstract_key(p.abstract) for p in papers]
-        return self.learned.votes_of([vectors.decode(v) for v in stored], keys)
+        texts = [paper_text(p.title, p.abstract) for p in papers]
+        return self.learned.votes_of([vectors.decode(v) for v in stored], keys, texts)
 
     def _pool(self, workers: int):
         """Worker processes, started on first use and kept (models loaded) until close()."""
@@ -443,7 +443,7 @@ class Reading:
                 n_keyphrases=len(self.keyphrases),
                 config=tagger.config,
                 similarity=self.similarity,
-                votes=votes if facet is None else NO_VOTES,
+                votes=votes if facet is None else votes.learned(),
                 always=tagger.taxonomy.children[facet] if facet is not None else (),
             )[0]
         ]

@@ -89,7 +89,12 @@ class Model:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str] | None = None) -> Model:
-        """A model as :meth:`as_dict` writes it: the features it reads, in its order."""
+        """A model as :meth:`as_dict` writes it: the features it reads, in its order (a model of
+        trees, written with ``"kind": "trees"``, is read as language.trees.Trees)."""
+        if raw.get("kind") == "trees":
+            from ..language.trees import Trees
+
+            return Trees.from_dict(raw, raw["names"])  # type: ignore[return-value]
         names = [name for name in raw if name != "(bias)"] if names is None else names
         return cls(
             names=tuple(names),
@@ -125,12 +130,16 @@ class Weigher:
     def as_dict(self) -> dict[str, Any]:
         return (
             {"about": self.about}
-            | {name: getattr(self, name).as_dict() for name in MODELS}
-            | {"facet": {area: m.as_dict() for area, m in self.facets.items()}}
+            | {name: _written(getattr(self, name)) for name in MODELS}
+            | {"facet": {area: _written(m) for area, m in self.facets.items()}}
         )
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+def _written(model: Any) -> dict[str, Any]:
+    return model.as_weigher_model() if hasattr(model, "as_weigher_model") else model.as_dict()
 
 
 @cache
