@@ -12,6 +12,7 @@ import time
 import click
 import pytest
 from click.testing import CliRunner
+from click.types import FloatParamType
 
 from tagger.cli import main
 from tagger.io.display import short_path
@@ -291,6 +292,42 @@ def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
     assert result.exit_code == 2, result.stderr
     assert result.stderr.splitlines()[-1] == f"Error: {says}"
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def _float_options():
+    """(command path, option) for every option of every command that takes a number with a
+    fraction: each is checked below, so a float option added later is covered too."""
+    for path, command in COMMANDS:
+        for param in command.params:
+            if isinstance(param, click.Option) and isinstance(param.type, FloatParamType):
+                yield path, param.opts[0]
+
+
+FLOAT_OPTIONS = list(_float_options())
+
+
+def test_the_float_options_include_the_ones_users_met():
+    assert {(" ".join(path), option) for path, option in FLOAT_OPTIONS} >= {
+        ("tagger tag", "--min-score"),
+        ("tagger tag", "--diversity"),
+        ("tagger filter", "--min-score"),
+        ("tagger suggest", "--weak-below"),
+    }
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e999"])
+@pytest.mark.parametrize(
+    ("path", "option"), FLOAT_OPTIONS, ids=[f"{' '.join(p)} {o}" for p, o in FLOAT_OPTIONS]
+)
+def test_a_float_option_refuses_what_is_no_finite_number(tmp_path, path, option, value):
+    """NaN passes every comparison with a range's ends, and infinity those of an open range:
+    click refuses both before the command runs (a usage error, exit 2), naming the option."""
+    result = CliRunner().invoke(main, [*path[1:], f"{option}={value}", str(tmp_path / "x")])
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert f"Error: Invalid value for '{option}'" in result.stderr, result.stderr
+    assert "is not a finite number" in result.stderr, result.stderr
+    assert result.stdout == ""
 
 
 def test_format_still_works_with_a_note_naming_its_new_name(tmp_path):

@@ -10,6 +10,7 @@ import click
 
 from ..corpus.query import FORMATS
 from .options import (
+    FiniteFloat,
     Skipped,
     example,
     incomplete_option,
@@ -44,7 +45,7 @@ from .options import (
 @click.option("--year", type=int, help="Only papers of this year.")
 @click.option(
     "--min-score",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.0,
     show_default=True,
     help="Only count tags scoring at least this.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -43,6 +44,19 @@ def print_json(data: Any) -> None:
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
+class FiniteFloat(click.FloatRange):
+    """A number with a fraction, in [min, max] where they are given, and finite: NaN passes
+    every comparison with a range's ends (and infinity those of an open range), so click's
+    FloatRange lets both through to fail later, or not at all. Every float option takes this."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            bounds = f" in {self._describe_range()}" if (self.min, self.max) != (None, None) else ""
+            self.fail(f"{value!r} is not a finite number{bounds}.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
 def given(name: str, ctx: click.Context | None = None) -> bool:
     """Whether the option ``name`` of the command (``ctx``, or the one running) was given, not
     left to its default."""
@@ -72,7 +86,7 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
             elif field.type == "int":
                 kind = click.IntRange(low, high)
             else:
-                kind = click.FloatRange(low, high)
+                kind = FiniteFloat(low, high)
             name = f"--{field.name.replace('_', '-')}"
             default, help = getattr(defaults, field.name), field.metadata["help"]
             with_config = click.option(
