@@ -26,7 +26,7 @@ from tagger.language.embedders import (
     onnx_model_dir,
 )
 
-from ..conftest import EXAMPLES
+from ..conftest import ABSTRACTS, EXAMPLES, MINI
 from .test_onnx import PHRASES
 
 
@@ -290,3 +290,30 @@ def test_a_run_with_the_static_backend_imports_neither_torch_nor_transformers(wh
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.models
+def test_two_workers_tag_with_the_static_backend_as_one_does(tmp_path):
+    """Each worker loads the static table (tagging.pipeline.WORKER_MEMORY knows what it holds):
+    two of them write the bytes one writes."""
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(
+        "".join(
+            json.dumps({"id": f"p{i}", "abstract": f"{abstract} Case {i}."}) + "\n"
+            for i, abstract in enumerate(ABSTRACTS * 2)
+        )
+    )
+    written = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "tagger", "tag", str(papers), "-o", str(out), *MINI,
+             "--embedding-backend", "static", "--batch-size", "2", "--workers", workers],
+            capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        written[workers] = out.read_bytes()
+    lines = written["1"].splitlines()
+    assert len(lines) == 6 and all(b"(static)" in line for line in lines)
+    assert written["2"] == written["1"]
