@@ -220,16 +220,18 @@ def tagged_lines(
     tagged: str, taxonomy: Any, skipped: Skipped, incomplete: bool = False, stdout: bool = True
 ) -> Iterator[Any]:
     """The lines of a tagged file, bad lines skipped, with a warning if they were tagged with
-    another taxonomy than the one in use, and if a paper id comes twice; standard output, where
-    the command writes (``stdout``), must not be the file or lie inside it."""
+    another taxonomy than the one in use, or with two embedding models, and if a paper id comes
+    twice; standard output, where the command writes (``stdout``), must not be the file or lie
+    inside it."""
     from ..io.files import STDIO, check_outputs
-    from ..io.tagged import read_tagged_lines, repeated_ids, same_taxonomy
+    from ..io.tagged import read_tagged_lines, repeated_ids, same_embedding, same_taxonomy
 
     check_outputs({"the output": STDIO if stdout else None}, [tagged])
     lines = read_tagged_lines(
         tagged, skip=skipped, incomplete=skipped.incomplete if incomplete else None
     )
-    return repeated_ids(same_taxonomy(lines, taxonomy, warning, tagged), warning, tagged)
+    lines = same_embedding(same_taxonomy(lines, taxonomy, warning, tagged), warning, tagged)
+    return repeated_ids(lines, warning, tagged)
 
 
 def tagged_records(
