@@ -147,6 +147,9 @@ def test_tag_reports_bad_records_and_keeps_going(tmp_path):
     assert rejected[1]["reason"].startswith("invalid JSON")
     assert result.stderr.splitlines() == [
         f"Note: tagging with {short_path(MINI_TAXONOMY)} (version test-1)",
+        f"Note: {short_path(MINI_TAXONOMY)} (version test-1) has no fitted model: its tags are "
+        "weighed by rule evidence and similarity alone (no neighbours, no learned areas); "
+        "tagger fit fits one to judged papers",
         f"Warning: skipped {papers} line 2: the abstract is empty",
         f"Warning: skipped {papers} line 3: {rejected[1]['reason']}",
         f"tagged 2 papers, 2 rejected: see {errors}",
@@ -565,7 +568,7 @@ def test_tagged_output_can_be_tagged_again(tmp_path):
     broken.write_bytes(once.read_bytes().replace(b'"provenance"', b'"provenanc"', 1))
     result = CliRunner().invoke(main, ["tag", str(broken), *MINI])
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[1] == (
+    assert result.stderr.splitlines()[2] == (
         f"Warning: skipped {broken} line 1: not a line of tagged JSONL: 'provenance': "
         "field required"
     )

@@ -275,6 +275,8 @@ def tag_on_cluster(
             f"{out} is not empty: tag into a new directory, or continue the run there with --resume"
         )
     note(f"tagging with {tagger.taxonomy.label}")
+    if (unfitted := tagger.learned.note()) is not None:
+        note(unfitted)
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, wanted, parts=None)
     summary = ClusterSummary(output=str(out), partitions=len(partitions))

@@ -94,8 +94,9 @@ def tag_files(
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. What
-    the readers say that is no error (a paper list's header line), and which taxonomy tags the
-    papers, go to ``note``, if given.
+    the readers say that is no error (a paper list's header line), which taxonomy tags the
+    papers, and that the fitted model does not serve it (tagging.model.Learned.note), go to
+    ``note``, if given.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -116,6 +117,8 @@ def tag_files(
     readers = [iter_records(source, format=format, notices=True) for source in inputs]
     workers = _usable_workers(workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
+    if (unfitted := tagger.learned.note()) is not None:
+        note(unfitted)  # once, here: workers say nothing
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
     if _is_parquet(path) and resume:

@@ -24,7 +24,7 @@ from ..records import AreaTag, Keyphrase, Paper, Provenance, TaggedPaper
 from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import RuleSet
-from ..taxonomy.store import recall, remember
+from ..taxonomy.store import remember, tagged_with
 from .listing import groups, score_hits
 from .model import FittedModel, Learned
 from .neighbours import (
@@ -239,9 +239,7 @@ class Tagger:
         if sha256 not in known:
             from .retag import Untouched
 
-            old = self.taxonomy if sha256 == self.taxonomy.sha256 else recall(sha256)
-            if old is None and sha256 == (shipped := load_taxonomy()).sha256:
-                old = shipped
+            old = self.taxonomy if sha256 == self.taxonomy.sha256 else tagged_with(sha256)
             known[sha256] = (
                 Untouched(old, self.taxonomy, self.nlp, self.learned.neighbour_indexes)
                 if old is not None

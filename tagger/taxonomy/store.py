@@ -1,5 +1,6 @@
 """Taxonomies kept in the cache directory under their sha256, so that `tagger retag` can compare
-the taxonomy a paper was tagged with to the one it is retagged with."""
+the taxonomy a paper was tagged with to the one it is retagged with, and the commands that read
+tagged output can read it with the taxonomy it was tagged with (:func:`tagged_with`)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,12 @@ def recall(sha256: str) -> Taxonomy | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return build_taxonomy(data["version"], areas, f"the taxonomy of sha256 {sha256[:12]}", {})
+
+
+def tagged_with(sha256: str) -> Taxonomy | None:
+    """The taxonomy of ``sha256`` (what a tagged line's provenance names): the packaged one, or
+    one :func:`remember` kept (every taxonomy tagger tags with); None if it is neither."""
+    from .loading import load_taxonomy
+
+    packaged = load_taxonomy()
+    return packaged if packaged.sha256 == sha256 else recall(sha256)
