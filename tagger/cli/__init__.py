@@ -19,8 +19,9 @@ from typing import Any
 import click
 
 from ..errors import TaggerError
+from ..io import cache
 from . import diff, eval, filter, report, retag, schema, stats, suggest, tag, taxonomy
-from .options import example
+from .options import example, note
 
 
 class _Terminated(BaseException):
@@ -35,6 +36,7 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         signal.signal(signal.SIGTERM, _terminate)
+        cache.tell(note)  # a cache directory that cannot be used: said once, the run goes on
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()
