@@ -31,11 +31,13 @@ class _Terminated(BaseException):
 class _Commands(click.Group):
     """The command group: a TaggerError becomes 'Error: ...' on stderr and exit code 1, as does
     an output that cannot be written (a full disk); Ctrl-C ends with exit code 130, SIGTERM
-    with 143, both after closing what was open; a closed stdout (`tagger ... | head`) is a quiet
-    end. For every command."""
+    with 143, both after closing what was open, and a Ctrl-C pressed again while that happens
+    is ignored (it would cut the closing short, with a traceback); a closed stdout (`tagger ...
+    | head`) is a quiet end. For every command."""
 
     def invoke(self, ctx: click.Context) -> Any:
         signal.signal(signal.SIGTERM, _terminate)
+        before = _set_signal(signal.SIGINT, _interrupt)
         cache.tell(note)  # a cache directory that cannot be used: said once, the run goes on
         try:
             result = super().invoke(ctx)
@@ -51,6 +53,7 @@ class _Commands(click.Group):
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
         except (KeyboardInterrupt, _Terminated) as exc:
+            before = None  # Ctrl-C stays ignored while the process ends
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
             click.echo(
                 f"{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` "
@@ -58,10 +61,28 @@ class _Commands(click.Group):
                 err=True,
             )
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
+        finally:
+            if before is not None:  # the command ended by itself: Ctrl-C as it was
+                _set_signal(signal.SIGINT, before)
 
 
 def _terminate(signum: int, frame: Any) -> None:
     raise _Terminated
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """The first Ctrl-C stops the command; any later one is ignored until the process ends:
+    closing what was open (workers, a Dask cluster, at exit too) must not be cut short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _set_signal(signum: int, handler: Any) -> Any:
+    """Set a signal's handler (the main thread alone may), returning the one it had."""
+    try:
+        return signal.signal(signum, handler)
+    except ValueError:  # not the main thread: the caller's handlers stand
+        return None
 
 
 def _os_error(exc: OSError) -> str:
