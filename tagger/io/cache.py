@@ -22,11 +22,11 @@ import errno
 import hashlib
 import os
 import secrets
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from ..config import cache_dir
+from .files import read_regular
 
 MAGIC = b"tagger-cache 1"
 MAX_BYTES = 1 << 30  # larger is no cache file of tagger's: a few hundred MB at most (vectors)
@@ -104,22 +104,11 @@ def read(path: Path) -> bytes | None:
     """The bytes of the cache file ``path``; None if it is missing, is no regular file (it is
     never opened then: a FIFO would hang), is larger than any cache file, or cannot be read."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, MAX_BYTES)
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
             _unreadable(path, exc)
         return None
-    try:
-        status = os.fstat(handle)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_BYTES:
-            return None
-        with os.fdopen(handle, "rb", closefd=False) as file:
-            return file.read(MAX_BYTES + 1)[:MAX_BYTES]
-    except OSError as exc:
-        _unreadable(path, exc)
-        return None
-    finally:
-        os.close(handle)
 
 
 def _unreadable(path: Path, exc: OSError) -> None:
@@ -168,24 +157,3 @@ def _header(key: str, data: bytes) -> bytes:
         key.encode("ascii", "backslashreplace"),
         hashlib.sha256(data).hexdigest().encode(),
     )
-
-
-def file_sha256(path: Path) -> str | None:
-    """The sha256 of the regular file ``path``, read in blocks; None if it is missing, no
-    regular file (never opened then), or cannot be read."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        digest = hashlib.sha256()
-        with os.fdopen(handle, "rb", closefd=False) as file:
-            for block in iter(lambda: file.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(handle)

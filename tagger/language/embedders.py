@@ -30,7 +30,7 @@ import numpy as np
 from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS
 from ..errors import ModelError
 from ..io import cache, packaged
-from ..io.files import sha256
+from ..io.files import read_regular, regular_sha256, sha256
 from . import vectors
 
 
@@ -296,13 +296,13 @@ def checked(where: Path, names: Sequence[str]) -> dict:
     """The provenance record of the model directory ``where``, once each of ``names`` is found
     to have the sha256 the record gives it; ModelError naming the file otherwise (a damaged or
     replaced model changes every vector without a word). Checked once per process and file."""
-    try:
-        raw = cache.read(where / "provenance.json")  # never opened if it is no regular file
+    try:  # a FIFO in its place is never opened: it would hang
+        raw = read_regular(where / "provenance.json", 1 << 20)
         if raw is None:
-            raise ValueError("it is missing, or is no file")
+            raise ValueError("it is not a file of a provenance record's size")
         record = json.loads(raw)
         wanted = {name: record["files"][name] for name in names}
-    except (ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(
             f"cannot read the provenance record of the model in {where}: {exc}; {_remedy(where)}"
         ) from None
@@ -324,8 +324,9 @@ def _digest(path: Path) -> str | None:
         return None
     key = (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
     if key not in _DIGESTS:
-        _DIGESTS[key] = cache.file_sha256(path)
-    return _DIGESTS[key]
+        with contextlib.suppress(OSError):  # None for what cannot be read, or a FIFO (unread)
+            _DIGESTS[key] = regular_sha256(path)
+    return _DIGESTS.get(key)
 
 
 _DIGESTS: dict[tuple, str | None] = {}
@@ -363,7 +364,10 @@ def onnx_model_dir() -> Path:
         if _intact_export(target):
             return target
         with contextlib.suppress(OSError, ValueError):
-            _remove(target)  # a damaged export (a file cut short, a record emptied): made again
+            if target.is_dir() and not target.is_symlink():  # a damaged export: made again
+                shutil.rmtree(target)
+            elif os.path.lexists(target):  # a file in its place
+                target.unlink()
             _quiet_export(target)
         if _intact_export(target):  # this process's export, or another's that came first
             return target
@@ -372,13 +376,6 @@ def onnx_model_dir() -> Path:
     _quiet_export(made / "model")
     _TEMPORARY_EXPORT = made / "model"
     return _TEMPORARY_EXPORT
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        path.unlink()
 
 
 def _intact_export(where: Path) -> bool:
