@@ -12,6 +12,7 @@ import time
 import click
 import pytest
 from click.testing import CliRunner
+from click.types import FloatParamType
 
 from tagger.cli import main
 from tagger.io.display import short_path
@@ -146,6 +147,9 @@ def test_tag_reports_bad_records_and_keeps_going(tmp_path):
     assert rejected[1]["reason"].startswith("invalid JSON")
     assert result.stderr.splitlines() == [
         f"Note: tagging with {short_path(MINI_TAXONOMY)} (version test-1)",
+        f"Note: {short_path(MINI_TAXONOMY)} (version test-1) has no fitted model: its tags are "
+        "weighed by rule evidence and similarity alone (no neighbours, no learned areas); "
+        "tagger fit fits one to judged papers",
         f"Warning: skipped {papers} line 2: the abstract is empty",
         f"Warning: skipped {papers} line 3: {rejected[1]['reason']}",
         f"tagged 2 papers, 2 rejected: see {errors}",
@@ -318,13 +322,50 @@ def test_a_paper_list_as_people_write_it(tmp_path):
         *[(text.strip(), "ICLR", 2025) for text in abstracts],
         *[(text.strip(), "ICML", 2024) for text in abstracts],
     ]
-    assert result.stderr.splitlines()[1:3] == [
+    said = [line for line in result.stderr.splitlines() if "has no fitted model" not in line]
+    assert said[1:3] == [
         f"Note: {listed} line 1: 'Papers from ICLR 2025' is the header: venue ICLR, year 2025",
         f"Warning: {listed} line 3: the paragraph holds several lines of 300 characters or "
         "more, each long enough to be an abstract: each is read as a paper (with the shorter "
         "lines before it, such as a title); put a blank line between papers to say where each "
         "ends",
     ]
+
+
+def _float_options():
+    """(command path, option) for every option of every command that takes a number with a
+    fraction: each is checked below, so a float option added later is covered too."""
+    for path, command in COMMANDS:
+        for param in command.params:
+            if isinstance(param, click.Option) and isinstance(param.type, FloatParamType):
+                yield path, param.opts[0]
+
+
+FLOAT_OPTIONS = list(_float_options())
+
+
+def test_the_float_options_include_the_ones_users_met():
+    assert {(" ".join(path), option) for path, option in FLOAT_OPTIONS} >= {
+        ("tagger tag", "--min-score"),
+        ("tagger tag", "--diversity"),
+        ("tagger filter", "--min-score"),
+        ("tagger suggest", "--weak-below"),
+    }
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e999"])
+@pytest.mark.parametrize(
+    ("path", "option"), FLOAT_OPTIONS, ids=[f"{' '.join(p)} {o}" for p, o in FLOAT_OPTIONS]
+)
+def test_a_float_option_refuses_what_is_no_finite_number(tmp_path, path, option, value):
+    """NaN passes every comparison with a range's ends, and infinity those of an open range:
+    click refuses both before the command runs (a usage error, exit 2), naming the option."""
+    result = CliRunner().invoke(main, [*path[1:], f"{option}={value}", str(tmp_path / "x")])
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert f"Error: Invalid value for '{option}'" in result.stderr, result.stderr
+    assert "is not a finite number" in result.stderr, result.stderr
+    assert result.stdout == ""
 
 
 def test_format_still_works_with_a_note_naming_its_new_name(tmp_path):
@@ -562,7 +603,7 @@ def test_tagged_output_can_be_tagged_again(tmp_path):
     broken.write_bytes(once.read_bytes().replace(b'"provenance"', b'"provenanc"', 1))
     result = CliRunner().invoke(main, ["tag", str(broken), *MINI])
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[1] == (
+    assert result.stderr.splitlines()[2] == (
         f"Warning: skipped {broken} line 1: not a line of tagged JSONL: 'provenance': "
         "field required"
     )

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from ..errors import STOPPED, TaggerError
+from ..io import cache
 from . import (
     diff,
     eval,
@@ -33,7 +34,7 @@ from . import (
     tag,
     taxonomy,
 )
-from .options import example
+from .options import example, note
 
 
 class _Terminated(BaseException):
@@ -49,7 +50,8 @@ class _Commands(click.Group):
     short (nor ends in a traceback)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        before = {kind: signal.signal(kind, _stop) for kind in _STOPS}
+        before = {kind: _set_signal(kind, _stop) for kind in _STOPS}
+        cache.tell(note)  # a cache directory that cannot be used: said once, the run goes on
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()
@@ -70,7 +72,8 @@ class _Commands(click.Group):
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
         finally:  # for a caller that goes on (a test), its own handlers back
             for kind, handler in before.items():
-                signal.signal(kind, handler)
+                if handler is not None:
+                    _set_signal(kind, handler)
 
 
 _STOPS = (signal.SIGINT, signal.SIGTERM)
@@ -81,6 +84,14 @@ def _stop(signum: int, frame: Any) -> None:
     for kind in _STOPS:
         signal.signal(kind, signal.SIG_IGN)
     raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+
+
+def _set_signal(signum: int, handler: Any) -> Any:
+    """Set a signal's handler (the main thread alone may), returning the one it had."""
+    try:
+        return signal.signal(signum, handler)
+    except ValueError:  # not the main thread: the caller's handlers stand
+        return None
 
 
 def _os_error(exc: OSError) -> str:

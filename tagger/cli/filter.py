@@ -10,13 +10,14 @@ import click
 
 from ..corpus.query import FORMATS
 from .options import (
+    FiniteFloat,
     Skipped,
     example,
     incomplete_option,
     renamed_option,
     tagged_argument,
     tagged_lines,
-    taxonomy_option,
+    tagged_taxonomy_option,
 )
 
 
@@ -44,7 +45,7 @@ from .options import (
 @click.option("--year", type=int, help="Only papers of this year.")
 @click.option(
     "--min-score",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.0,
     show_default=True,
     help="Only count tags scoring at least this.",
@@ -58,7 +59,7 @@ from .options import (
     show_default=True,
     help="What to print for each paper kept.",
 )
-@taxonomy_option
+@tagged_taxonomy_option
 @incomplete_option
 def filter_(
     tagged: str, output_format: str, taxonomy_path: Path | None, incomplete: bool, **criteria: Any
@@ -66,17 +67,17 @@ def filter_(
     """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
     --area (any of) and --where (an expression with and, or, not and parentheses) may be given
-    together: a paper must pass both. An area always includes the areas below it.
+    together: a paper must pass both. An area always includes the areas below it. Area ids are
+    those of the taxonomy the papers were tagged with (or of --taxonomy).
     """
     from ..corpus.query import QueryError, format_selected, paper_filter
-    from ..taxonomy.loading import load_taxonomy
 
-    taxonomy, skipped = load_taxonomy(taxonomy_path), Skipped()
+    skipped = Skipped()
+    taxonomy, lines = tagged_lines(tagged, taxonomy_path, skipped, incomplete)
     try:
         keep = paper_filter(taxonomy.by_id, **criteria)
     except QueryError as exc:  # the option's value is wrong: a usage error
         raise click.UsageError(str(exc)) from None
-    lines = tagged_lines(tagged, taxonomy, skipped, incomplete)
     kept = (line for line in lines if keep(line.record))
     for output in format_selected(kept, output_format):
         sys.stdout.buffer.write(output)

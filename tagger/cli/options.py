@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
+import math
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -41,6 +43,19 @@ def print_json(data: Any) -> None:
     import orjson
 
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+class FiniteFloat(click.FloatRange):
+    """A number with a fraction, in [min, max] where they are given, and finite: NaN passes
+    every comparison with a range's ends (and infinity those of an open range), so click's
+    FloatRange lets both through to fail later, or not at all. Every float option takes this."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            bounds = f" in {self._describe_range()}" if (self.min, self.max) != (None, None) else ""
+            self.fail(f"{value!r} is not a finite number{bounds}.", param, ctx)
+        return super().convert(number, param, ctx)
 
 
 def given(name: str, ctx: click.Context | None = None) -> bool:
@@ -77,7 +92,7 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
                 kind = click.Path(exists=True)
                 default, help = None, f"{help.split('; empty:')[0]}. Default: the one shipped."
             else:
-                kind = click.FloatRange(low, high)
+                kind = FiniteFloat(low, high)
             name = f"--{field.name.replace('_', '-')}"
             with_config = click.option(
                 name, field.name, type=kind, default=default, show_default=bool(default), help=help
@@ -160,6 +175,15 @@ taxonomy_option = click.option(
     callback=_taxonomy_in_use,
     help="Taxonomy YAML file, or an overlay of one. Default: the taxonomy packaged with tagger.",
 )
+# commands that read tagged output: their taxonomy is the one the papers were tagged with
+tagged_taxonomy_option = click.option(
+    "--taxonomy",
+    "taxonomy_path",
+    type=FILE,
+    metavar="FILE",
+    help="Taxonomy YAML file, or an overlay of one. Default: the taxonomy the papers were tagged "
+    "with (tagger keeps each one it tags with), or the packaged one if it cannot be found.",
+)
 tagged_argument = click.argument("tagged", metavar="FILE")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 incomplete_option = click.option(
@@ -207,24 +231,69 @@ class Skipped:
 
 
 def tagged_lines(
-    tagged: str, taxonomy: Any, skipped: Skipped, incomplete: bool = False, stdout: bool = True
-) -> Iterator[Any]:
-    """The lines of a tagged file, bad lines skipped, with a warning if they were tagged with
-    another taxonomy than the one in use, and if a paper id comes twice; standard output, where
-    the command writes (``stdout``), must not be the file or lie inside it."""
+    tagged: str,
+    taxonomy_path: Path | None,
+    skipped: Skipped,
+    incomplete: bool = False,
+    stdout: bool = True,
+) -> tuple[Any, Iterator[Any]]:
+    """The taxonomy to read a tagged file with, and its lines: bad lines skipped, with a warning
+    if they were tagged with another taxonomy than that one, or with two embedding models, and
+    if a paper id comes twice; standard output, where the command writes (``stdout``), must not
+    be the file or lie inside it.
+
+    The taxonomy is --taxonomy's if it was given; else the one the first line was tagged with
+    (its provenance's taxonomy_sha256: the packaged taxonomy, or one tagger kept when it tagged
+    with it, taxonomy.store), so that a taxonomy of one's own reads back with its own areas; if
+    that one cannot be found, the packaged taxonomy, with a note that says so."""
     from ..io.files import STDIO, check_outputs
-    from ..io.tagged import read_tagged_lines, repeated_ids, same_taxonomy
+    from ..io.tagged import read_tagged_lines, repeated_ids, same_embedding, same_taxonomy
+    from ..taxonomy.loading import load_taxonomy
 
     check_outputs({"the output": STDIO if stdout else None}, [tagged])
     lines = read_tagged_lines(
         tagged, skip=skipped, incomplete=skipped.incomplete if incomplete else None
     )
-    return repeated_ids(same_taxonomy(lines, taxonomy, warning, tagged), warning, tagged)
+    if taxonomy_path is not None:
+        taxonomy = load_taxonomy(taxonomy_path)
+    else:
+        first = next(lines, None)  # stdin too: the line is kept, not read again
+        taxonomy = _taxonomy_of(first, tagged)
+        lines = itertools.chain([first] if first is not None else [], lines)
+    lines = same_embedding(same_taxonomy(lines, taxonomy, warning, tagged), warning, tagged)
+    return taxonomy, repeated_ids(lines, warning, tagged)
+
+
+def _taxonomy_of(first: Any, tagged: str) -> Any:
+    """The taxonomy the line ``first`` was tagged with, or the packaged one (with a note) if
+    it cannot be found, or if there is no line."""
+    from ..config import cache_dir
+    from ..taxonomy.loading import load_taxonomy
+    from ..taxonomy.store import tagged_with
+
+    if first is None:
+        return load_taxonomy()
+    provenance = first.record.provenance
+    found = tagged_with(provenance.taxonomy_sha256)
+    if found is None:
+        kept = cache_dir()
+        where = f"in {kept / 'taxonomies'}" if kept else "the cache is off"
+        note(
+            f"{tagged}: the taxonomy it was tagged with (version {provenance.taxonomy_version}, "
+            f"sha256 {provenance.taxonomy_sha256[:12]}) is neither the packaged one nor one "
+            f"tagger kept when it tagged with it ({where}): it is read with the packaged taxonomy"
+        )
+        return load_taxonomy()
+    return found
 
 
 def tagged_records(
-    tagged: str, taxonomy: Any, skipped: Skipped, incomplete: bool = False, stdout: bool = True
-) -> Iterator[Any]:
-    """The records of :func:`tagged_lines`."""
-    lines = tagged_lines(tagged, taxonomy, skipped, incomplete, stdout)
-    return (line.record for line in lines)
+    tagged: str,
+    taxonomy_path: Path | None,
+    skipped: Skipped,
+    incomplete: bool = False,
+    stdout: bool = True,
+) -> tuple[Any, Iterator[Any]]:
+    """The taxonomy and the records of :func:`tagged_lines`."""
+    taxonomy, lines = tagged_lines(tagged, taxonomy_path, skipped, incomplete, stdout)
+    return taxonomy, (line.record for line in lines)

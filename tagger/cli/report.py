@@ -15,7 +15,7 @@ from .options import (
     output_option,
     tagged_argument,
     tagged_records,
-    taxonomy_option,
+    tagged_taxonomy_option,
 )
 
 
@@ -23,7 +23,7 @@ from .options import (
 @tagged_argument
 @output_option("Write the page here instead of stdout (-).")
 @click.option("--title", help="The page's title. Default: from FILE's name.")
-@taxonomy_option
+@tagged_taxonomy_option
 @incomplete_option
 def report(
     tagged: str,
@@ -38,12 +38,11 @@ def report(
     FILE is tagged output, or - for stdin."""
     from ..corpus.report import build_report, render_html
     from ..io.files import STDIO, check_outputs, open_output
-    from ..taxonomy.loading import load_taxonomy
 
     check_outputs({"-o": output or STDIO}, [tagged])
     name = "stdin" if tagged == "-" else Path(tagged).name
-    taxonomy, skipped = load_taxonomy(taxonomy_path), Skipped()
-    records = tagged_records(tagged, taxonomy, skipped, incomplete, stdout=False)
+    skipped = Skipped()
+    taxonomy, records = tagged_records(tagged, taxonomy_path, skipped, incomplete, stdout=False)
     data = build_report(records, taxonomy, source=name)
     page = render_html(data, title=title or f"Tagged papers: {name}")
     if output is None or is_stdio(output):

@@ -14,7 +14,7 @@ from .options import (
     print_json,
     tagged_argument,
     tagged_records,
-    taxonomy_option,
+    tagged_taxonomy_option,
 )
 
 
@@ -24,7 +24,7 @@ from .options import (
     )
 )
 @tagged_argument
-@taxonomy_option
+@tagged_taxonomy_option
 @click.option(
     "--pairs",
     type=click.IntRange(min=0),
@@ -41,10 +41,10 @@ def stats(
     there are several), the most frequent pairs of top-level areas, and untagged papers.
     FILE is tagged output, or - for stdin."""
     from ..corpus.stats import corpus_stats, render
-    from ..taxonomy.loading import load_taxonomy
 
-    taxonomy, skipped = load_taxonomy(taxonomy_path), Skipped()
-    result = corpus_stats(tagged_records(tagged, taxonomy, skipped, incomplete), taxonomy)
+    skipped = Skipped()
+    taxonomy, records = tagged_records(tagged, taxonomy_path, skipped, incomplete)
+    result = corpus_stats(records, taxonomy)
     if as_json:
         print_json(result.as_dict(taxonomy, top_pairs=pairs))
     else:

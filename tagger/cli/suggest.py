@@ -17,7 +17,7 @@ from .options import (
     settings_options,
     tagged_argument,
     tagged_records,
-    taxonomy_option,
+    tagged_taxonomy_option,
 )
 
 
@@ -28,7 +28,7 @@ from .options import (
     )
 )
 @tagged_argument
-@taxonomy_option
+@tagged_taxonomy_option
 @settings_options(SuggestConfig)
 @click.option(
     "--overlay",
@@ -59,9 +59,16 @@ def suggest(
     if overlay and as_json:
         raise click.UsageError("--overlay prints YAML and --json prints JSON: choose one")
 
-    taxonomy, skipped = load_taxonomy(taxonomy_path), Skipped()
+    skipped = Skipped()
+    taxonomy, records = tagged_records(tagged, taxonomy_path, skipped, incomplete)
+    if overlay and taxonomy_path is None and taxonomy.sha256 != load_taxonomy().sha256:
+        raise click.UsageError(
+            f"--overlay writes an overlay that extends a taxonomy file, and {tagged} was tagged "
+            f"with taxonomy version {taxonomy.version}, not the packaged taxonomy: pass the file "
+            "of the taxonomy it was tagged with (--taxonomy FILE)"
+        )
     result = find_suggestions(
-        tagged_records(tagged, taxonomy, skipped, incomplete),
+        records,
         taxonomy,
         embedders.make_embedder(),
         config,

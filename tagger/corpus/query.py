@@ -103,6 +103,15 @@ def paper_filter(
     ``known`` holds the taxonomy's area ids, or maps them to their areas (``taxonomy.by_id``);
     an unknown id is a :class:`QueryError` that names the ones it likely means (:func:`meant`).
     """
+    if not (
+        isinstance(min_score, (int, float))
+        and not isinstance(min_score, bool)
+        and 0 <= min_score <= 1  # NaN is not: it would keep nothing
+    ):
+        raise ValueError(
+            "The 'min_score' parameter of paper_filter must be a float in [0, 1]. "
+            f"Got {min_score!r} instead."
+        )
     wanted = [_area(area, known, "--area") for area in areas]
     expression = parse_query(where, known) if where is not None else None
     venue = venue.lower() if venue is not None else None

@@ -20,6 +20,7 @@ of papers (papers.group_of), as a paper the tagger has never seen gets them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,32 @@ def labels(
     return areas, y, mask
 
 
+@dataclass
+class Fitted:
+    """The area model's blocks as floats: what a fit makes, and where a fit of fewer papers
+    starts from (the same areas, and the same vocabulary and idf, which are read off texts
+    alone: no label reaches them)."""
+
+    areas: list[str]
+    weights: np.ndarray  # dimensions x areas
+    biases: np.ndarray
+    c: float
+    text: tuple[list[str], np.ndarray, frozenset[str], np.ndarray, np.ndarray, float] | None
+    # the text block: vocabulary, idf, stop words, weights (terms x areas), biases, its C
+
+    def model(self, papers: int, about: dict[str, Any] | None = None) -> AreaModel:
+        record = {"papers": papers, "areas": len(self.areas), "c": self.c}
+        record |= {"min_papers": MIN_PAPERS}
+        text = None
+        if self.text is not None:
+            vocabulary, idf, stop, weights, biases, text_c = self.text
+            text = (vocabulary, idf, stop, weights, biases)
+            record |= {"text_c": text_c, "terms": len(vocabulary)}
+        return AreaModel.from_floats(
+            self.areas, self.weights.T, self.biases, record | dict(about or {}), text
+        )
+
+
 def fit_area_model(
     judged: Sequence[JudgedPaper],
     taxonomy: Taxonomy,
@@ -79,46 +106,92 @@ def fit_area_model(
 ) -> AreaModel | None:
     """The area model of ``judged`` (without a text block if ``text_c`` is None); None if no
     area has MIN_PAPERS positive papers."""
+    fitted = fit_blocks(judged, taxonomy, c=c, text_c=text_c)
+    return None if fitted is None else fitted.model(len(judged), about)
+
+
+def fit_blocks(
+    judged: Sequence[JudgedPaper],
+    taxonomy: Taxonomy,
+    *,
+    c: float = C,
+    text_c: float | None = TEXT_C,
+    start: Fitted | None = None,
+) -> Fitted | None:
+    """The area model's blocks fitted to ``judged``; with ``start``, for its areas, from its
+    weights and with its vocabulary (a fit of some of the papers ``start`` was fitted on)."""
     x = unit_vectors(judged)
     areas, y, mask = labels(judged, taxonomy)
-    keep = (y * mask).sum(axis=0) >= MIN_PAPERS
+    if start is None:
+        keep = (y * mask).sum(axis=0) >= MIN_PAPERS
+    else:
+        keep = np.isin(np.array(areas), start.areas)
     if not keep.any():
         return None
     y, mask = y[:, keep], mask[:, keep]
-    weights, biases = _fit(x, y, mask, c)
     kept = [a for a, k in zip(areas, keep, strict=True) if k]
-    record = {"papers": len(judged), "areas": len(kept), "c": c, "min_papers": MIN_PAPERS}
+    begin = (start.weights, start.biases) if start is not None else None
+    weights, biases = _fit(x, y, mask, c, begin)
     text = None
     if text_c is not None:
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
-
-        stop = frozenset(ENGLISH_STOP_WORDS)
-        vectorizer = TfidfVectorizer(
-            analyzer=lambda text: terms(text, stop),
-            sublinear_tf=True,
-            min_df=2,
-            max_features=TERMS,
-        )
-        tfidf = vectorizer.fit_transform(
-            [paper_text(j.paper.title, j.paper.abstract) for j in judged]
-        )
-        text_weights, text_biases = _fit(tfidf, y, mask, text_c)
-        vocabulary = vectorizer.get_feature_names_out().tolist()
-        text = (vocabulary, vectorizer.idf_, stop, text_weights.T, text_biases)
-        record |= {"text_c": text_c, "terms": len(vocabulary)}
-    return AreaModel.from_floats(kept, weights, biases, record | dict(about or {}), text)
+        texts = texts_of(judged)
+        if start is not None and start.text is not None:
+            vocabulary, idf, stop = start.text[:3]
+            tfidf = tfidf_of(texts, vocabulary, idf, stop)
+            begin = (start.text[3], start.text[4])
+        else:
+            vocabulary, idf, stop, tfidf = vocabulary_of(texts)
+            begin = None
+        text_weights, text_biases = _fit(tfidf, y, mask, text_c, begin)
+        text = (vocabulary, idf, stop, text_weights, text_biases, text_c)
+    return Fitted(kept, weights, biases, c, text)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, mask: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
-    """Weights (areas x dimensions) and biases minimising the masked cross-entropy plus
-    ||W||^2 / (2 c n)."""
+def vocabulary_of(texts: Sequence[str]):
+    """The text block's vocabulary, idf and stop words, read off ``texts``, and their tf-idf
+    matrix (scikit-learn's TfidfVectorizer over tagging.areas.terms)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+    stop = frozenset(ENGLISH_STOP_WORDS)
+    vectorizer = TfidfVectorizer(
+        analyzer=lambda text: terms(text, stop), sublinear_tf=True, min_df=2, max_features=TERMS
+    )
+    tfidf = vectorizer.fit_transform(texts)
+    return vectorizer.get_feature_names_out().tolist(), vectorizer.idf_, stop, tfidf
+
+
+def tfidf_of(texts: Sequence[str], vocabulary: list[str], idf: np.ndarray, stop: frozenset[str]):
+    """The tf-idf matrix of ``texts`` over a vocabulary read before (vocabulary_of)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(
+        analyzer=lambda text: terms(text, stop), sublinear_tf=True, vocabulary=vocabulary
+    )
+    vectorizer.fit(texts[:1])  # to set the vocabulary up; the idf is the one read before
+    vectorizer.idf_ = idf
+    return vectorizer.transform(texts)
+
+
+def _fit(
+    x: Any,
+    y: np.ndarray,
+    mask: np.ndarray,
+    c: float,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weights (dimensions x areas) and biases minimising the masked cross-entropy plus
+    ||W||^2 / (2 c n); from ``start`` if given (weights and biases of the same shapes)."""
     from scipy.optimize import minimize
 
     n, d = x.shape
     k = y.shape[1]
-    prior = np.clip((y * mask).sum(axis=0) / np.maximum(mask.sum(axis=0), 1), 1e-4, 1 - 1e-4)
-    start = np.concatenate([np.zeros(d * k), np.log(prior / (1 - prior))])
+    if start is not None:
+        begin = np.concatenate([np.asarray(start[0]).ravel(), np.asarray(start[1])])
+    else:
+        prior = np.clip((y * mask).sum(axis=0) / np.maximum(mask.sum(axis=0), 1), 1e-4, 1 - 1e-4)
+        begin = np.concatenate([np.zeros(d * k), np.log(prior / (1 - prior))])
     strength = 1.0 / (c * n)
+    xt = x.T.tocsr() if hasattr(x, "tocsr") else x.T
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = theta[: d * k].reshape(d, k), theta[d * k :]
@@ -127,12 +200,11 @@ def _fit(x: np.ndarray, y: np.ndarray, mask: np.ndarray, c: float) -> tuple[np.n
         # log(1 + e^z) - y z, stably
         value = (mask * (np.logaddexp(0.0, z) - y * z)).sum() / n + 0.5 * strength * (w * w).sum()
         g = mask * (p - y) / n
-        grad_w = x.T @ g + strength * w
-        return value, np.concatenate([grad_w.ravel(), g.sum(axis=0)])
+        grad_w = xt @ g + strength * w
+        return value, np.concatenate([np.asarray(grad_w).ravel(), g.sum(axis=0)])
 
-    done = minimize(loss, start, jac=True, method="L-BFGS-B", options={"maxiter": 500})
-    w, b = done.x[: d * k].reshape(d, k), done.x[d * k :]
-    return w.T, b
+    done = minimize(loss, begin, jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return done.x[: d * k].reshape(d, k), done.x[d * k :]
 
 
 def texts_of(judged: Sequence[JudgedPaper]) -> list[str]:
@@ -145,23 +217,25 @@ def out_of_fold(
     taxonomy: Taxonomy,
     folds: Sequence[Sequence[int]],
     *,
-    c: float = C,
-    text_c: float | None = TEXT_C,
+    start: Fitted,
 ) -> list[dict[str, float]]:
-    """Each judged paper's area probabilities from the model fitted without its fold (``folds``:
-    the indices of ``judged`` in each)."""
+    """Each judged paper's area probabilities from a model fitted without its fold (``folds``:
+    the indices of ``judged`` in each), started from ``start`` (fitted on all of ``judged``:
+    the same areas, vocabulary and settings; from its weights, the fits converge in fewer
+    steps to the same optimum, the loss being convex)."""
     from ..language import vectors as vec
 
+    text_c = start.text[5] if start.text is not None else None
     found: list[dict[str, float]] = [{} for _ in judged]
     for test in folds:
         held = set(test)
         rest = [j for i, j in enumerate(judged) if i not in held]
-        model = fit_area_model(rest, taxonomy, c=c, text_c=text_c)
-        if model is None:
+        fitted = fit_blocks(rest, taxonomy, c=start.c, text_c=text_c, start=start)
+        if fitted is None:
             continue
-        codes = [vec.decode(judged[i].reading.vector) for i in test]
-        for i, chances in zip(
-            test, model.probabilities(codes, texts_of([judged[i] for i in test])), strict=True
-        ):
+        model = fitted.model(len(rest))
+        probe = [judged[i] for i in test]
+        codes = [vec.decode(item.reading.vector) for item in probe]
+        for i, chances in zip(test, model.probabilities(codes, texts_of(probe)), strict=True):
             found[i] = chances
     return found

@@ -94,13 +94,10 @@ def fit_stages(
         indexes["nb"] = (index, settings.neighbours)
     model = chances = None
     if settings.learned:
-        inner = split(train, INNER)
-        chances = area_fit.out_of_fold(
-            train, taxonomy, inner, c=settings.area_c, text_c=settings.text_c
-        )
-        model = area_fit.fit_area_model(
-            train, taxonomy, c=settings.area_c, text_c=settings.text_c, about=dict(about)
-        )
+        blocks = area_fit.fit_blocks(train, taxonomy, c=settings.area_c, text_c=settings.text_c)
+        if blocks is not None:
+            chances = area_fit.out_of_fold(train, taxonomy, split(train, INNER), start=blocks)
+            model = blocks.model(len(train), dict(about))
     found = second_stage(train, indexes, chances, taxonomy)
     weigher = fit_weigher(
         train,

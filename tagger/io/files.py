@@ -94,6 +94,38 @@ def write_directory(
         raise
 
 
+def read_regular(path: str | Path, limit: int) -> bytes | None:
+    """The bytes of the file at ``path`` if it is a regular file of at most ``limit`` bytes;
+    None if it is something else (a FIFO, a device, a directory: never read, a FIFO would hang
+    the reader) or larger. OSError if it cannot be opened (missing included)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
+            return None
+        with os.fdopen(handle, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+        return data if len(data) <= limit else None
+    finally:
+        os.close(handle)
+
+
+def regular_sha256(path: str | Path) -> str | None:
+    """The sha256 of the file at ``path``, read in blocks, if it is a regular file; None if it
+    is something else (never read: see :func:`read_regular`). OSError if it cannot be opened."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        digest = hashlib.sha256()
+        with os.fdopen(handle, "rb", closefd=False) as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    finally:
+        os.close(handle)
+
+
 def readable(directory: Path) -> None:
     """Let every user read a directory made by mkdtemp (mode 700) and its files, as a model
     directory others share (a cache, a package's data) must be."""

@@ -265,6 +265,26 @@ def same_taxonomy(
         yield item
 
 
+def same_embedding(records: Iterable[T], warn: Callable[[str], None], source: str) -> Iterator[T]:
+    """The records (or tagged lines), with a warning (once) if one was tagged with another
+    embedding model (or backend) than the lines before it: similarities, and so scores, from two
+    embedding spaces are not on one scale, and counts would mix them."""
+    first: str | None = None
+    for number, item in enumerate(records, start=1):
+        record = item.record if isinstance(item, TaggedLine) else item
+        model = record.provenance.embedding_model
+        if first is None:
+            first = model
+        elif model != first and warn is not None:
+            warn(
+                f"{source}: paper {number} was tagged with the embedding model {model!r}, and "
+                f"the papers before it with {first!r}: their tags were weighed in two embedding "
+                "spaces, and counts mix them; tag them again with one --embedding-backend"
+            )
+            warn = None
+        yield item
+
+
 def parse_tagged_line(
     raw: bytes, *, source: str, line: int | None = None, record: int | None = None
 ) -> TaggedPaper:

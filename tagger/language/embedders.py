@@ -11,12 +11,15 @@ on first use, so ``tagger --help`` is instant.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import functools
 import hashlib
+import io
 import json
 import os
+import shutil
 import tempfile
+import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,10 +27,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, cache_dir
+from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS
 from ..errors import ModelError
-from ..io import packaged
-from ..io.files import sha256
+from ..io import cache, packaged
+from ..io.files import read_regular, regular_sha256, sha256
 from . import vectors
 
 
@@ -293,8 +296,11 @@ def checked(where: Path, names: Sequence[str]) -> dict:
     """The provenance record of the model directory ``where``, once each of ``names`` is found
     to have the sha256 the record gives it; ModelError naming the file otherwise (a damaged or
     replaced model changes every vector without a word). Checked once per process and file."""
-    try:
-        record = json.loads((where / "provenance.json").read_text(encoding="utf-8"))
+    try:  # a FIFO in its place is never opened: it would hang
+        raw = read_regular(where / "provenance.json", 1 << 20)
+        if raw is None:
+            raise ValueError("it is not a file of a provenance record's size")
+        record = json.loads(raw)
         wanted = {name: record["files"][name] for name in names}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(
@@ -309,12 +315,21 @@ def checked(where: Path, names: Sequence[str]) -> dict:
     return record
 
 
-@functools.cache
 def _digest(path: Path) -> str | None:
+    """The sha256 of the regular file ``path`` (None if it is none), once per process for the
+    same file: a file made again (an export remade) is read again."""
     try:
-        return sha256(path)
+        status = path.stat()
     except OSError:
         return None
+    key = (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+    if key not in _DIGESTS:
+        with contextlib.suppress(OSError):  # None for what cannot be read, or a FIFO (unread)
+            _DIGESTS[key] = regular_sha256(path)
+    return _DIGESTS.get(key)
+
+
+_DIGESTS: dict[tuple, str | None] = {}
 
 
 def _remedy(where: Path) -> str:
@@ -338,23 +353,40 @@ def model_dir(backend: str) -> Path:
 def onnx_model_dir() -> Path:
     """The directory holding the fp32 ONNX export of the packaged model, made on first use (about
     10 s, with torch: the ``export`` extra) in the cache directory, keyed by the weights
-    package's version and the export script; in a temporary directory for this process if the
-    cache is off or cannot be written."""
+    package's version and the export script, and made again if its files are not the ones its
+    provenance record names (a damaged export). If the cache is off or cannot keep it, the export
+    goes to a temporary directory, removed when this process ends."""
     global _TEMPORARY_EXPORT
-    target = _onnx_cache_entry()
-    if target is not None and (target / "provenance.json").is_file():
-        return target
-    if target is None and _TEMPORARY_EXPORT is not None:
+    if _TEMPORARY_EXPORT is not None:
         return _TEMPORARY_EXPORT
+    target = _onnx_cache_entry()
     if target is not None:
-        try:
-            _quiet_export(target)
+        if _intact_export(target):
             return target
-        except OSError:
-            pass
-    _TEMPORARY_EXPORT = Path(tempfile.mkdtemp(prefix="tagger-onnx-")) / "model"
-    _quiet_export(_TEMPORARY_EXPORT)
+        with contextlib.suppress(OSError, ValueError):
+            if target.is_dir() and not target.is_symlink():  # a damaged export: made again
+                shutil.rmtree(target)
+            elif os.path.lexists(target):  # a file in its place
+                target.unlink()
+            _quiet_export(target)
+        if _intact_export(target):  # this process's export, or another's that came first
+            return target
+    made = Path(tempfile.mkdtemp(prefix="tagger-onnx-"))
+    atexit.register(shutil.rmtree, made, ignore_errors=True)
+    _quiet_export(made / "model")
+    _TEMPORARY_EXPORT = made / "model"
     return _TEMPORARY_EXPORT
+
+
+def _intact_export(where: Path) -> bool:
+    """Whether ``where`` holds an fp32 export whose files are the ones its record names."""
+    from .onnx_export import FILES, TOKENIZER
+
+    try:
+        checked(where, (FILES["fp32"], TOKENIZER))
+    except ModelError:
+        return False
+    return True
 
 
 def export_pending(embedder: Embedder) -> bool:
@@ -362,13 +394,15 @@ def export_pending(embedder: Embedder) -> bool:
     backend, once: the export is then kept in the cache)."""
     if not isinstance(embedder, OnnxEmbedder) or embedder.quantised or embedder.directory:
         return False
+    if _TEMPORARY_EXPORT is not None:
+        return False
     target = _onnx_cache_entry()
-    return target is None or not (target / "provenance.json").is_file()
+    return target is None or not _intact_export(target)
 
 
 def export_note(embedder: Embedder) -> str:
     """What :func:`export_pending` says will happen, for the user to read while it does."""
-    where = cache_dir() or "a temporary directory"
+    where = cache.directory() or "a temporary directory"
     return f"exporting the model to ONNX (fp32), once, into {where} (about 10 s)"
 
 
@@ -381,7 +415,7 @@ def export_dir(backend: str) -> Path | None:
 def _onnx_cache_entry() -> Path | None:
     from . import onnx_export
 
-    where = cache_dir()
+    where = cache.directory()
     if where is None:
         return None
     script = sha256(Path(onnx_export.__file__))
@@ -484,46 +518,46 @@ def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str)
     """``embedder.embed(texts)``, each vector kept on disk under a hash of ``fingerprint``
     (which must name the model and its weights) and its text: the taxonomy's area descriptions
     are the same in every run, embedding them costs seconds, and a taxonomy that adds an area
-    embeds that one alone (a vector depends on its text alone: _BlockEmbedder). A cache that
-    cannot be read or written is ignored; the file is written whole under a temporary name,
-    then renamed."""
-    where = cache_dir()
-    model = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()[:32]
-    path = where / f"vectors-{model}.npz" if where else None
+    embeds that one alone (a vector depends on its text alone: _BlockEmbedder). The file is
+    kept by io.cache, which gives it back only if it was made for this ``fingerprint`` and is
+    intact: a damaged file, or another model's, is made again; a cache that cannot be read or
+    written is ignored."""
+    where = cache.directory()
+    model = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()
+    path = where / f"vectors-{model[:32]}.npz" if where else None
     keys = [hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts]
-    known = _read_lasting(path) if path is not None else {}
+    known = _read_lasting(path, model) if path is not None else {}
     missing = sorted(
         {key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items()
     )
     if missing:
         made = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
+        if known and next(iter(known.values())).shape != made.shape[1:]:
+            known = {}  # not this model's vectors, whatever the file said
         known.update(zip([key for key, _ in missing], made, strict=True))
         if path is not None:
-            _write_lasting(path, dict(list(known.items())[-MAX_LASTING:]))
+            _write_lasting(path, model, dict(list(known.items())[-MAX_LASTING:]))
     return np.stack([known[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
 
 
-def _read_lasting(path: Path) -> dict[str, np.ndarray]:
+def _read_lasting(path: Path, model: str) -> dict[str, np.ndarray]:
+    data = cache.load(path, model)
+    if data is None:
+        return {}
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
             keys, rows = stored["keys"], stored["vectors"]
-        if rows.dtype == np.float32 and rows.ndim == 2 and len(keys) == len(rows):
-            return dict(zip(keys.tolist(), rows, strict=True))
-    except (OSError, ValueError, KeyError, EOFError):
-        pass
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return {}  # intact, but not a file of this shape: made again
+    if rows.dtype == np.float32 and rows.ndim == 2 and len(keys) == len(rows):
+        return dict(zip(keys.tolist(), rows, strict=True))
     return {}
 
 
-def _write_lasting(path: Path, known: dict[str, np.ndarray]) -> None:
-    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(temporary, "wb") as file:
-            np.savez(file, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+def _write_lasting(path: Path, model: str, known: dict[str, np.ndarray]) -> None:
+    stream = io.BytesIO()
+    np.savez(stream, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
+    cache.save(path, model, stream.getvalue())
 
 
 def fingerprint(embedder: Embedder) -> str | None:

@@ -275,6 +275,8 @@ def tag_on_cluster(
             f"{out} is not empty: tag into a new directory, or continue the run there with --resume"
         )
     note(f"tagging with {tagger.taxonomy.label}")
+    if (unfitted := tagger.learned.note()) is not None:
+        note(unfitted)
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, wanted, parts=None)
     summary = ClusterSummary(output=str(out), partitions=len(partitions))
@@ -283,8 +285,9 @@ def tag_on_cluster(
     made = embedders.export_dir(tagger.config.embedding_backend)
     export = str(made) if made is not None else None
     own, interrupted = client is None, False
-    client = client or connect(cluster)
+    quiet = _quiet_dask()
     try:
+        client = client or connect(cluster)
         summary.dashboard = _dashboard(client)
         if summary.dashboard:
             note(f"Dask dashboard: {summary.dashboard}")
@@ -293,8 +296,10 @@ def tag_on_cluster(
         interrupted = not isinstance(exc, Exception)  # Ctrl-C, SIGTERM: the user stops the run
         raise
     finally:
-        if own:
+        if own and client is not None:
             _close(client, quiet=interrupted)
+        if not interrupted:  # interrupted, the process ends: Dask stays quiet till it does
+            quiet()
     done_of = {}
     for p in partitions:
         done = complete(out, p, part_format)
@@ -351,6 +356,34 @@ def _run(client, todo, out, tagger, export, part_format, progress) -> dict[int, 
         result = future.result()
         results[result.index] = result
     return results
+
+
+DASK_LOGGERS = ("distributed", "bokeh", "tornado")
+
+
+def _quiet_dask() -> Callable[[], None]:
+    """Silence Dask's logging below WARNING while a run lasts: a LocalCluster's scheduler runs in
+    this process and logs, at INFO, every worker and client that comes and goes (and whatever
+    logging the user set up would print it). Each logger of Dask's set below WARNING is raised
+    to it; returns what sets them back."""
+    import distributed  # noqa: F401  (importing it sets its loggers' levels: first, then ours)
+
+    names = [
+        name
+        for name in list(logging.root.manager.loggerDict)
+        if name.split(".", 1)[0] in DASK_LOGGERS
+    ]
+    loggers = [logging.getLogger(name) for name in {*DASK_LOGGERS, *names}]
+    raised = [(logger, logger.level) for logger in loggers if logger.level < logging.WARNING]
+    for logger, level in raised:
+        if level != logging.NOTSET or logger.parent is logging.root:
+            logger.setLevel(logging.WARNING)
+
+    def restore() -> None:
+        for logger, level in raised:
+            logger.setLevel(level)
+
+    return restore
 
 
 def _close(client: Any, *, quiet: bool) -> None:

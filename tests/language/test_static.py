@@ -26,7 +26,7 @@ from tagger.language.embedders import (
     onnx_model_dir,
 )
 
-from ..conftest import EXAMPLES
+from ..conftest import ABSTRACTS, EXAMPLES, MINI
 from .test_onnx import PHRASES
 
 
@@ -290,3 +290,55 @@ def test_a_run_with_the_static_backend_imports_neither_torch_nor_transformers(wh
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.models
+def test_two_workers_tag_with_the_static_backend_as_one_does(tmp_path):
+    """Each worker loads the static table (tagging.pipeline.WORKER_MEMORY knows what it holds):
+    two of them write the bytes one writes."""
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(
+        "".join(
+            json.dumps({"id": f"p{i}", "abstract": f"{abstract} Case {i}."}) + "\n"
+            for i, abstract in enumerate(ABSTRACTS * 2)
+        )
+    )
+    written = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "tagger", "tag", str(papers), "-o", str(out), *MINI,
+             "--embedding-backend", "static", "--batch-size", "2", "--workers", workers],
+            capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        written[workers] = out.read_bytes()
+    lines = written["1"].splitlines()
+    assert len(lines) == 6 and all(b"(static)" in line for line in lines)
+    assert written["2"] == written["1"]
+
+
+@pytest.mark.models
+def test_another_backends_vectors_where_the_int8_ones_belong_are_made_again(tmp_path, monkeypatch):
+    """The area vectors kept for the static backend copied over the int8 backend's (another
+    model, maybe another width: once a matmul's shape error): the file says which model it was
+    made for, so it is made again, and the output is the one an intact cache gives."""
+    from ..conftest import run
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TAGGER_CACHE_DIR", str(cache))
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text("".join(json.dumps({"abstract": a}) + "\n" for a in ABSTRACTS))
+
+    def tag(out, *options):
+        result = run("tag", papers, "-o", tmp_path / out, *MINI, *options)
+        assert result.exit_code == 0, result.stderr
+        return (tmp_path / out).read_bytes()
+
+    intact = tag("int8.jsonl")
+    [int8] = cache.glob("vectors-*.npz")
+    tag("static.jsonl", "--embedding-backend", "static")
+    [static] = set(cache.glob("vectors-*.npz")) - {int8}
+    int8.write_bytes(static.read_bytes())
+    assert tag("again.jsonl") == intact

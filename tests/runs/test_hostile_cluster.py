@@ -418,9 +418,12 @@ def _group_alive(pgid: int) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.models
-def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path):
+@pytest.mark.parametrize("presses", [1, 4], ids=["once", "four times"])
+def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path, presses):
     """Ctrl-C at a terminal signals the whole foreground process group: the client and its
-    LocalCluster's worker processes. Only the client may answer; it stops the workers."""
+    LocalCluster's worker processes. Only the client may answer; it stops the workers. Pressed
+    again while the run winds down (an impatient user), it changes nothing: still one message,
+    exit 130, no worker left, and nothing from Dask's logs."""
     out = tmp_path / "out"
     process = _cli(
         "tag", str(EXAMPLES / "icml2025-abstracts.txt"), "-o", str(out), "--cluster", "local:2",
@@ -431,7 +434,10 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path):
         while not list(out.glob("part-*.done.json")) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert list(out.glob("part-*.done.json")), "no part was written"
-        os.killpg(process.pid, signal.SIGINT)
+        for press in range(presses):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGINT)
+                time.sleep(0.15 * (press < presses - 1))
         code, stderr = _finish(process, timeout=120)
         deadline = time.monotonic() + 60
         while _group_alive(process.pid) and time.monotonic() < deadline:
@@ -442,12 +448,51 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
     assert code == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
-    assert stderr.splitlines() == [
+    lines = [line for line in stderr.splitlines() if not line.startswith("Note: Dask dashboard: ")]
+    assert lines == [
         "Note: tagging with the packaged taxonomy "
         + yaml.safe_load((ROOT / "taxonomy.yaml").read_text())["version"],
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
         "continues a run.",
     ], stderr
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_dask_logs_nothing_below_a_warning_during_a_run(tmp_path):
+    """A LocalCluster's scheduler runs in this process and logs every worker and client that
+    comes and goes at INFO: during a run, none of it is even made; after it, Dask's loggers are
+    as they were."""
+    import logging
+
+    from tagger import Tagger
+    from tagger.runs.cluster import tag_on_cluster
+
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text("".join(json.dumps({"abstract": a}) + "\n" for a in ABSTRACTS[:2]))
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    import distributed  # noqa: F401  (its import sets its loggers' levels)
+
+    dask = logging.getLogger("distributed")
+    before = dask.level
+    keep = Keep(logging.NOTSET)
+    dask.addHandler(keep)
+    try:
+        tagger = Tagger.from_taxonomy(MINI[1])
+        summary = tag_on_cluster(
+            tagger, [str(papers)], tmp_path / "out", cluster="local:1", warn=print, note=print
+        )
+    finally:
+        dask.removeHandler(keep)
+    assert summary.tagged == 2
+    quiet = [f"{r.name} {r.levelname}: {r.getMessage()}" for r in records if r.levelno < 30]
+    assert quiet == []
+    assert dask.level == before
 
 
 # --- a real deployment: `dask scheduler` and `dask worker` processes ----------------------------

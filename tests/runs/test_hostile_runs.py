@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tagger.taxonomy.loading import default_taxonomy_path
+
 from ..conftest import ABSTRACTS, EXAMPLES, MINI, ROOT, run, tagged_record, write_tagged
 
 
@@ -375,12 +377,14 @@ def test_more_workers_than_cores_are_capped_and_too_many_for_memory_refused(tmp_
 def test_stats_on_a_file_of_another_taxonomy_warns(tmp_path):
     tagged = tmp_path / "t.jsonl"
     assert run("tag", papers(tmp_path / "p.jsonl"), "-o", tagged, *MINI).exit_code == 0
-    result = run("stats", tagged)  # the shipped taxonomy, not the one it was tagged with
+    # the packaged taxonomy, not the one it was tagged with
+    result = run("stats", tagged, "--taxonomy", default_taxonomy_path())
     assert result.exit_code == 0
     assert result.stderr.startswith(
         f"Warning: {tagged}: paper 1 was tagged with taxonomy version test-1"
     )
     assert run("stats", tagged, *MINI).stderr == ""
+    assert run("stats", tagged).stderr == ""  # the one it was tagged with, found by its sha256
 
 
 # --- hostile taxonomies -------------------------------------------------------------------------

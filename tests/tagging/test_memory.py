@@ -38,3 +38,12 @@ def test_compiling_the_rules_adds_no_strings_to_spacy(nlp):
     rules = RuleSet(load_taxonomy(MINI_TAXONOMY), nlp=nlp)
     assert rules.phrases  # the words are kept, as Python strings
     assert len(nlp.vocab.strings) == before
+
+
+def test_the_memory_a_worker_needs_is_known_for_every_backend():
+    """`tag --workers N` checks N workers fit in memory, by backend: one left out was a KeyError
+    (the static backend's, once)."""
+    from tagger.config import EMBEDDING_BACKENDS
+    from tagger.tagging.pipeline import WORKER_MEMORY
+
+    assert set(WORKER_MEMORY) == set(EMBEDDING_BACKENDS)

@@ -59,10 +59,27 @@ def test_a_damaged_entry_is_made_again(cache):
     (entry,) = cache.glob("*.json")
     entry.write_text('{"texts": ["x"], "wor', encoding="utf-8")
     assert compiled(RuleSet(taxonomy)) == compiled(first)
-    assert entry.read_text(encoding="utf-8").startswith('{"texts": [')
+    header, body = entry.read_text(encoding="utf-8").split("\n", 1)  # io.cache's header
+    assert header.startswith("tagger-cache 1 key=") and body.startswith('{"texts": [')
     assert compiled(RuleSet(taxonomy)) == compiled(first)
 
 
 def test_a_pipeline_of_ones_own_is_not_cached(cache, nlp):
     RuleSet(load_taxonomy(MINI_TAXONOMY), nlp=nlp)
     assert not cache.exists()
+
+
+def test_a_bit_flipped_in_a_word_is_found_and_the_entry_made_again(cache, monkeypatch):
+    """Still valid JSON, the same texts: only the digest the entry carries tells that 'network'
+    now reads 'oetwork', and that rule would match nothing."""
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    first = RuleSet(taxonomy)
+    (entry,) = cache.glob("*.json")
+    data = bytearray(entry.read_bytes())
+    at = data.index(b'"network"') + 1
+    data[at] ^= 0x01  # n -> o
+    entry.write_bytes(bytes(data))
+    assert compiled(RuleSet(taxonomy)) == compiled(first)
+    assert entry.read_bytes().count(b'"oetwork"') == 0  # made again
+    no_tokenizer(monkeypatch)
+    assert compiled(RuleSet(taxonomy)) == compiled(first)
