@@ -134,21 +134,20 @@ def test_eval_judged_from_the_command_line(tmp_path):
 def test_the_report_says_whether_the_models_were_fitted_on_the_judged_file(tmp_path):
     """In sample: every paper scored by this version, by a weigher (or keyphrase model) fitted
     on the judged file measured. The library says so, to the command line and to Python alike."""
-    import dataclasses
+    import shutil
 
     from tagger.config import tagger_version
-    from tagger.tagging.weigher import Weigher
+    from tagger.tagging.model import RECORD, FittedModel
 
     judged = tmp_path / "judged.jsonl"  # a model records the sha256 of the file it was fitted on
     judged.write_text("the judged papers\n")
-    weigher = Weigher.load()
-    digest = hashlib.sha256(judged.read_bytes()).hexdigest()
-    dataclasses.replace(weigher, about={**weigher.about, "judged_sha256": digest}).save(
-        tmp_path / "weigher.json"
-    )
-    tagger = Tagger.from_taxonomy(
-        MINI_TAXONOMY, TaggerConfig(weigher=str(tmp_path / "weigher.json"))
-    )
+    model = tmp_path / "model"
+    shutil.copytree(FittedModel.load().where, model)
+    record = json.loads((model / RECORD).read_text())
+    record["taxonomy"]["sha256"] = load_taxonomy(MINI_TAXONOMY).sha256
+    record["fitted_on"]["sha256"] = [hashlib.sha256(judged.read_bytes()).hexdigest()]
+    (model / RECORD).write_text(json.dumps(record))
+    tagger = Tagger.from_taxonomy(MINI_TAXONOMY, TaggerConfig(model=str(model)))
     other = _judged("a", [(["rl"], 0.9)], areas=["rl"], main=["rl"])  # tagged by version 9.9
     ours = other.model_copy(deep=True)
     ours.provenance.tagger_version = tagger_version()
