@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 from collections import Counter, deque
@@ -31,6 +30,7 @@ from .neighbours import (
     Neighbours,
     abstract_key,
 )
+from .processes import end_with_parent, no_sigint, stop_now
 from .proposing import Candidate, propose
 
 
@@ -196,7 +196,7 @@ class Tagger:
             return results
 
         for batch in batches:
-            with _no_sigint():  # a worker it starts ignores Ctrl-C from its first instruction
+            with no_sigint():  # a worker it starts ignores Ctrl-C from its first instruction
                 pending.append(pool.submit(_tag_in_worker, batch))
             if len(pending) >= 2 * workers:
                 yield from next_results()
@@ -373,13 +373,13 @@ class Tagger:
     def close(self, *, wait: bool = True) -> None:
         """Stop worker processes, if any were started: once the batches they are tagging are
         done, or, unless ``wait``, now (batches not started are dropped; a worker still busy
-        after WORKER_GRACE seconds is terminated)."""
+        after processes.WORKER_GRACE seconds is terminated)."""
         if self._workers is not None:
             pool, self._workers = self._workers[1], None
             if wait:
                 pool.shutdown(cancel_futures=True)
             else:
-                _stop_now(pool)
+                stop_now(pool)
 
     def __enter__(self) -> Tagger:
         return self
@@ -497,50 +497,6 @@ _SPACY_BATCH = 8
 _worker_tagger: Tagger | None = None
 
 
-WORKER_GRACE = 1.0  # seconds a busy worker has to stop before it is terminated
-
-
-def _stop_now(pool: Any) -> None:
-    """Stop a ProcessPoolExecutor's workers now: cancel what waits, and terminate a worker still
-    running after WORKER_GRACE seconds, so that its manager thread and Python's exit do not
-    wait. The pool has no public way to reach its processes before Python 3.14; they are this
-    process's children (multiprocessing.active_children), and a tagging run starts no other."""
-    import multiprocessing
-    import time
-
-    processes = multiprocessing.active_children()
-    pool.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + WORKER_GRACE
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-        process.join(5)
-        if process.is_alive():
-            process.kill()
-            process.join()
-    pool.shutdown(wait=True)
-
-
-@contextlib.contextmanager
-def _no_sigint() -> Iterator[None]:
-    """SIGINT held back while a worker process is started, so that it starts with it blocked
-    (its Ctrl-C is the parent's to handle, and one during its start would print a traceback);
-    one that came meanwhile reaches this process after."""
-    import signal
-
-    try:
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, ValueError, OSError):  # no such call here, or not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
 def _start_worker(
     taxonomy: Taxonomy,
     config: TaggerConfig,
@@ -559,7 +515,7 @@ def _start_worker(
     from threadpoolctl import threadpool_limits
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _end_with_parent(parent)
+    end_with_parent(parent)
     threadpool_limits(1)
     if config.embedding_backend == "torch":
         import torch
@@ -573,28 +529,6 @@ def _start_worker(
         config.embedding_model, config.embedding_backend, directory=export
     )
     _worker_tagger = Tagger(taxonomy, config, embedder=embedder)
-
-
-def _end_with_parent(parent: int) -> None:
-    """Linux sends this process SIGTERM when its parent ends; elsewhere, and in case the parent
-    ended before that was set, a watchdog thread checks once a second."""
-    import threading
-    import time
-
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    if os.getppid() != parent:
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True, name="tagger-parent-watch").start()
 
 
 def _tag_in_worker(
