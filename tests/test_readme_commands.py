@@ -58,6 +58,8 @@ SKIPPED = {
     "tagger eval --judged judged/judged.jsonl": "tags 500 papers: make_eval.sh runs it too",
     "tagger eval --judged judged/keyphrases.jsonl": "tags 300 papers: make_eval.sh runs it too",
     "tagger review ": "serves until Ctrl-C: tests/corpus/test_review.py opens it in Chromium",
+    "tagger fit --taxonomy examples/iclr-areas.yaml": "fits on 479 papers, minutes: "
+    "tests/fitting/test_fit.py fits the same way on a few",
 }
 # A command that contains one of these exits with one of the codes given, not 0.
 EXIT_CODES = {
@@ -271,7 +273,8 @@ def test_every_readme_command_and_help_example_runs_as_pasted(tmp_path, embedder
     # only eval's three examples are left out (SKIPPED: they tag hundreds of papers), and review's
     # (it serves until Ctrl-C)
     assert [c.where for c in examples if c.skip] == ["`tagger eval --help`"] * 3 + [
-        "`tagger review --help`"
+        "`tagger review --help`",
+        "`tagger fit --help`",
     ]
     run = {c.text for c in commands}
     faults = run_all(commands + [c for c in examples if c.text not in run], fresh_copy(tmp_path))

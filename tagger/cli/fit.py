@@ -16,8 +16,6 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
     **example(
         "tagger fit --taxonomy examples/iclr-areas.yaml --judged data/iclr2026-dev.jsonl "
         "--labels primary_area -o iclr-model",
-        "tagger tag examples/icml2025-abstracts.txt --taxonomy examples/iclr-areas.yaml "
-        "--model iclr-model",
     )
 )
 @taxonomy_option
