@@ -229,6 +229,7 @@ def test_every_command_is_covered_below():
         "tagger schema",
         "tagger eval",
         "tagger review",
+        "tagger fit",
         "tagger taxonomy",
         "tagger taxonomy check",
         "tagger taxonomy lint",

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..config import TaggerConfig
 from ..taxonomy.schemes import schemes
 from .options import (
     FILE,
@@ -19,6 +20,7 @@ from .options import (
     note,
     print_json,
     progress_option,
+    settings_options,
     taxonomy_option,
 )
 
@@ -60,6 +62,7 @@ from .options import (
     type=FILE,
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
+@settings_options(TaggerConfig, "model")
 @json_option
 @progress_option
 def eval_(
@@ -69,6 +72,7 @@ def eval_(
     as_json: bool,
     scheme: str | None,
     progress: bool,
+    config: TaggerConfig,
     **options: Any,
 ) -> None:
     """Measure tags against authors' labels (--scheme) and keyphrases against authors'
@@ -84,7 +88,7 @@ def eval_(
     if judged is not None and scheme is not None:
         raise click.UsageError("--judged measures tags against judgments, not a --scheme")
     skipped = Skipped()
-    with Tagger.from_taxonomy(taxonomy_path) as tagger:
+    with Tagger.from_taxonomy(taxonomy_path, config) as tagger:
         if judged is None:
             text, data = _against_labels(papers, tagger, scheme, skipped, progress, **options)
         else:

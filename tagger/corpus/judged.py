@@ -11,10 +11,11 @@ the judged ``type`` names it (``theory``), and wrong otherwise.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -22,15 +23,19 @@ from ..config import tagger_version
 from ..errors import InputError
 from ..records import AreaTag, Paper, TaggedPaper, source_of
 from ..taxonomy.model import Taxonomy
+from .judged_phrases import (
+    CALIBRATION_BINS,
+    PhraseLabel,
+    PhraseReport,
+    add_to_bin,
+    largest_gap,
+    render_phrases,
+)
 
 if TYPE_CHECKING:
     from ..tagging.pipeline import Tagger
 
-PhraseLabel = Literal["accept", "fragment", "generic", "vague", "passing", "noise"]
-PHRASE_LABELS: tuple[str, ...] = get_args(PhraseLabel)
-TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
 TYPE_FACET = "type"  # the facet root the judged types are values of
-CALIBRATION_BINS = 10
 
 
 @dataclass(frozen=True)
@@ -137,20 +142,6 @@ def facet_verdicts(facets: Iterable[AreaTag], judgment: Judgment) -> list[str]:
     return ["right" if t.id in judgment.facet_areas else "wrong" for t in facets]
 
 
-def _add_to_bin(bins: list[list[float]], score: float, right: bool) -> None:
-    """Count one scored item in its calibration bin: [items, sum of scores, right ones]."""
-    row = bins[min(int(score * CALIBRATION_BINS), CALIBRATION_BINS - 1)]
-    row[0] += 1
-    row[1] += score
-    row[2] += right
-
-
-def _largest_gap(bins: list[list[float]], min_items: int) -> float:
-    """The largest |share right - mean score| of a bin with at least ``min_items`` items."""
-    gaps = [abs(right / n - total / n) for n, total, right in bins if n >= min_items]
-    return max(gaps, default=0.0)
-
-
 def _with_ancestors(areas: Iterable[str], taxonomy: Taxonomy) -> set[str]:
     return {
         ancestor for area in areas if area in taxonomy.by_id for ancestor in taxonomy.path(area)
@@ -177,6 +168,8 @@ class JudgedReport:
     in_sample: bool = False  # the weigher that scored the tags was fitted on these judgments
     records: int = 0  # tagged papers read
     matched: int = 0  # of them, with a judgment
+    known: dict[str, int] = field(default_factory=dict)  # papers the model saw, by how
+    unseen: JudgedReport | None = None  # the same measures on the papers it did not see
 
     @property
     def precision(self) -> float:
@@ -205,7 +198,7 @@ class JudgedReport:
 
     def largest_gap(self, min_tags: int = 10) -> float:
         """The largest |precision - mean score| of a bin with at least ``min_tags`` tags."""
-        return _largest_gap(self.bins, min_tags)
+        return largest_gap(self.bins, min_tags)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +222,8 @@ class JudgedReport:
             "types": self.types.as_dict(),
             "keyphrases": self.keyphrases.as_dict(),
             "in_sample": self.in_sample,
+            "known_to_the_model": self.known,
+            "unseen": self.unseen.as_dict() if self.unseen else None,
         }
 
 
@@ -262,10 +257,10 @@ class TypeReport:
             counts = self.by_type.setdefault(tag.id, Counter())
             counts["listed"] += 1
             counts["right"] += verdict == "right"
-            _add_to_bin(self.bins, tag.score, verdict == "right")
+            add_to_bin(self.bins, tag.score, verdict == "right")
 
     def largest_gap(self, min_tags: int = 10) -> float:
-        return _largest_gap(self.bins, min_tags)
+        return largest_gap(self.bins, min_tags)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -279,90 +274,6 @@ class TypeReport:
             "types_per_paper": round(self.listed / self.papers, 3) if self.papers else 0.0,
             "largest_calibration_gap": round(self.largest_gap(), 4),
             "by_type": {area: dict(counts) for area, counts in sorted(self.by_type.items())},
-        }
-
-
-@dataclass
-class PhraseReport:
-    """The first TOP_PHRASES keyphrases of each paper against the judged phrases."""
-
-    papers: int = 0
-    listed: int = 0
-    unjudged: int = 0
-    labels: Counter = field(default_factory=Counter)  # PHRASE_LABELS
-    single_rejected: int = 0  # one word, not accepted
-    contained: int = 0  # inside another of the paper's first keyphrases
-    listed_all: int = 0  # every keyphrase listed, judged
-    accepted_all: int = 0
-    bins: list[list[float]] = field(
-        default_factory=lambda: [[0, 0.0, 0] for _ in range(CALIBRATION_BINS)]
-    )
-    by_source: dict[str, Counter] = field(default_factory=dict)
-    examples: dict[str, list[str]] = field(default_factory=dict)  # label -> a few phrases
-    in_sample: bool = False  # the keyphrase model was fitted on these judgments
-    keyword_papers: int = 0  # papers with their authors' keywords
-    f1_sum: float = 0.0  # of F1@5 against them
-
-    def count(self, record: TaggedPaper, judgment: Judgment) -> None:
-        from .evaluate import keyphrase_f1, stem_phrase
-
-        self.papers += 1
-        if record.paper.keywords:
-            self.keyword_papers += 1
-            texts = [kp.text for kp in record.keyphrases]
-            self.f1_sum += keyphrase_f1(texts, record.paper.keywords, TOP_PHRASES)
-        top = record.keyphrases[:TOP_PHRASES]
-        stems = [f" {stem_phrase(kp.text)} " for kp in top]
-        by = self.by_source.setdefault(source_of(record.paper), Counter())
-        by["papers"] += 1
-        for n, keyphrase in enumerate(record.keyphrases):
-            label = judgment.phrase_label(keyphrase.text)
-            if label is None:
-                if n < TOP_PHRASES:
-                    self.unjudged += 1
-                continue
-            self.listed_all += 1
-            self.accepted_all += label == "accept"
-            _add_to_bin(self.bins, keyphrase.score, label == "accept")
-            if n >= TOP_PHRASES:
-                continue
-            self.listed += 1
-            self.labels[label] += 1
-            by["listed"] += 1
-            by["accept"] += label == "accept"
-            if label != "accept":
-                self.examples.setdefault(label, []).append(keyphrase.text)
-            self.single_rejected += len(keyphrase.text.split()) == 1 and label != "accept"
-        for n, stem in enumerate(stems):
-            self.contained += any(stem in other for k, other in enumerate(stems) if k != n)
-
-    def share(self, count: int) -> float:
-        return count / self.listed if self.listed else 0.0
-
-    def largest_gap(self, min_phrases: int = 10) -> float:
-        return _largest_gap(self.bins, min_phrases)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "papers": self.papers,
-            "judged": self.listed,
-            "unjudged": self.unjudged,
-            "acceptance": round(self.share(self.labels["accept"]), 4),
-            "labels": {label: self.labels[label] for label in PHRASE_LABELS},
-            "fragments": round(self.share(self.labels["fragment"]), 4),
-            "single_words_rejected": round(self.share(self.single_rejected), 4),
-            "contained_in_another": round(self.contained / (self.listed + self.unjudged), 4)
-            if self.listed + self.unjudged
-            else 0.0,
-            "noise": round(self.share(self.labels["noise"]), 4),
-            "acceptance_all_listed": round(self.accepted_all / self.listed_all, 4)
-            if self.listed_all
-            else 0.0,
-            "largest_calibration_gap": round(self.largest_gap(), 4),
-            "keyword_papers": self.keyword_papers,
-            "f1_at_5": round(self.f1_sum / self.keyword_papers, 4) if self.keyword_papers else None,
-            "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
-            "in_sample": self.in_sample,
         }
 
 
@@ -383,7 +294,7 @@ def evaluate_judged(
     optimistic): all papers scored by this version, by a weigher (``in_sample``) or keyphrase
     model (``keyphrases.in_sample``) fitted on the judged file (``judged_source`` or ``source``)."""
     report = JudgedReport(source=source, bins=[[0, 0.0, 0] for _ in range(CALIBRATION_BINS)])
-    ours = True  # every paper was scored by this version
+    ours, records = True, list(records)  # every paper was scored by this version
     for record in records:
         report.records += 1
         ours = ours and record.provenance.tagger_version == tagger_version()
@@ -420,6 +331,12 @@ def evaluate_judged(
         judged = judged_source or source
         report.in_sample = ours and tagger.learned.model.fitted_on(judged)
         report.keyphrases.in_sample = ours and tagger.keyphrases.model.fitted_on(judged)
+        how = tagger.learned.model.known(r.paper.abstract for r in records)
+        report.known = dict(sorted(Counter(h for h in how if h).items()))
+        others = [r for r, h in zip(records, how, strict=True) if not h]
+        if report.known and others:
+            with contextlib.suppress(InputError):  # none of the others is judged
+                report.unseen = evaluate_judged(others, taxonomy, judgments=judgments)
     return report
 
 
@@ -446,7 +363,7 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
     report.first_is_specific += bool(record.tags) and record.tags[0].id in judgment.areas
     for tag, verdict in zip(record.tags, said, strict=True):
         if verdict != "neutral":
-            _add_to_bin(report.bins, tag.score, verdict == "right")
+            add_to_bin(report.bins, tag.score, verdict == "right")
     report.types.count(record.facets, judgment)
     by = report.by_source.setdefault(source_of(record.paper), Counter())
     by.update(
@@ -469,62 +386,6 @@ def render_judged(report: JudgedReport) -> str:
     return "\n".join(parts)
 
 
-def render_phrases(report: PhraseReport, source: str) -> str:
-    """The keyphrase part of a judged report."""
-    k = report.as_dict()
-    lines = [
-        f"## {source}: the first {TOP_PHRASES} keyphrases of {k['papers']} judged papers",
-        "",
-        *(
-            [
-                "The keyphrase model that ranked these was fitted on these very judgments, so the "
-                "figures are optimistic; `python -m tagger.fitting.keyphrases` measures "
-                "each source held out (docs/keyphrase-calibration.md).",
-                "",
-            ]
-            if report.in_sample
-            else []
-        ),
-        "| acceptance | fragments | single words not accepted | contained in another | noise "
-        "| unjudged | acceptance of all listed | largest calibration gap |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        f"| {k['acceptance']:.3f} | {k['fragments']:.3f} | {k['single_words_rejected']:.3f} | "
-        f"{k['contained_in_another']:.3f} | {k['noise']:.3f} | {k['unjudged']} | "
-        f"{k['acceptance_all_listed']:.3f} | {k['largest_calibration_gap']:.3f} |",
-        "",
-        *(
-            [
-                f"Against the authors' keywords of the {k['keyword_papers']} papers that have "
-                f"them (Porter-stemmed exact match): F1@5 {k['f1_at_5']:.3f}.",
-                "",
-            ]
-            if k["keyword_papers"]
-            else []
-        ),
-        f"Judged keyphrases: {k['judged']} ("
-        + ", ".join(f"{k['labels'][label]} {label}" for label in PHRASE_LABELS)
-        + f"); {k['unjudged']} not in the judged pool.",
-        "",
-        "Calibration (judged keyphrases listed, by score):",
-        "",
-        "| score | keyphrases | mean score | accepted |",
-        "| --- | --- | --- | --- |",
-        *(
-            f"| {k / CALIBRATION_BINS:.1f}-{(k + 1) / CALIBRATION_BINS:.1f} | {int(n)} | "
-            f"{total / n:.2f} | {right / n:.2f} |"
-            for k, (n, total, right) in enumerate(report.bins)
-            if n
-        ),
-        "",
-        "| source | papers | judged | acceptance |",
-        "| --- | --- | --- | --- |",
-    ]
-    for name, c in sorted(report.by_source.items()):
-        share = c["accept"] / c["listed"] if c["listed"] else 0.0
-        lines.append(f"| {name} | {c['papers']} | {c['listed']} | {share:.3f} |")
-    return "\n".join(lines) + "\n"
-
-
 def _render_tags(report: JudgedReport) -> str:
     r = report
     lines = [
@@ -540,6 +401,7 @@ def _render_tags(report: JudgedReport) -> str:
             if r.in_sample
             else []
         ),
+        *([_unseen(r), ""] if r.known else []),
         "| tag precision | papers with a wrong tag | area recall (lenient) | tags/paper | "
         "first tag most specific right (main) | largest calibration gap |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -597,3 +459,20 @@ def _render_tags(report: JudgedReport) -> str:
             f"| {area} | {c['judged']} | {c['listed']} | {c['right']} | {precision} | {recall} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _unseen(r: JudgedReport) -> str:
+    """What the model saw of the papers measured, and the headline figures on the others."""
+    said = " and ".join(
+        f"{n} {'were judged papers it was fitted on' if k == 'fitted' else 'are in its index'}"
+        for k, n in r.known.items()
+    )
+    u = r.unseen
+    if u is None or not u.papers:
+        return f"Of these papers, {said}: every figure is in sample."
+    return (
+        f"Of these papers, {said} (in sample); on the other {u.papers}, which no part of the "
+        f"model saw: tag precision {u.precision:.3f}, area recall {u.share(u.found, u.areas):.3f} "
+        f"({u.share(u.found_lenient, u.areas):.3f}), first tag most specific right "
+        f"{u.share(u.first_is_specific):.3f}."
+    )

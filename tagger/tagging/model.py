@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -32,7 +33,7 @@ from ..errors import TaggerError
 from ..io import packaged
 from ..taxonomy.model import Taxonomy
 from .areas import AreaModel, AreaVotes
-from .neighbours import NeighbourIndex, Neighbours, in_space, votes
+from .neighbours import NeighbourIndex, Neighbours, abstract_key, in_space, votes
 from .weigher import Weigher
 
 RECORD = "model.json"
@@ -72,6 +73,20 @@ class FittedModel:
         """Whether this model was fitted on the judged papers in the file at ``path``."""
         digest = _sha256(Path(path).resolve())
         return digest is not None and digest in self.record.get("fitted_on", {}).get("sha256", [])
+
+    def known(self, abstracts: Iterable[str]) -> list[str]:
+        """What this model knows of each abstract (by abstract_key): "fitted" if it is a judged
+        paper the model was fitted on, "indexed" if it is a paper of its neighbour index
+        (never its own neighbour, but its areas shaped the fit), else "" (a paper no part of
+        the model saw)."""
+        sets = {}
+        for kind in ("jn", "nb"):
+            path = self.path(kind)
+            sets[kind] = set(NeighbourIndex.load(path).keys.tolist()) if path else set()
+        return [
+            "fitted" if key in sets["jn"] else "indexed" if key in sets["nb"] else ""
+            for key in map(abstract_key, abstracts)
+        ]
 
     @property
     def label(self) -> str:

@@ -96,3 +96,98 @@ def test_keyphrase_f1_by_hand():
 def test_mean_keyphrase_f1_skips_papers_without_keywords():
     runs = [(["a b"], ["a b"]), (["c"], ["d"]), (["e"], [])]
     assert mean_keyphrase_f1(runs, 5) == 0.5
+
+
+LABELLED = [
+    {
+        "id": "fitted-on",
+        "abstract": "Multi-agent reinforcement learning (MARL) with value decomposition.",
+        "primary_area": "reinforcement learning",
+        "judged": {"areas": ["rl.multi-agent"], "main": ["rl.multi-agent"]},
+    },
+    {
+        "id": "indexed",
+        "abstract": "Graph neural networks (GNNs) with message passing for molecules.",
+        "primary_area": "learning on graphs and other geometries & topologies",
+        "judged": {"areas": ["graphs.gnn"], "main": ["graphs.gnn"]},
+    },
+    {
+        "id": "unseen",
+        "abstract": "Policy gradient methods for reinforcement learning in robotics.",
+        "primary_area": "reinforcement learning",
+        "judged": {"areas": ["rl"], "main": ["rl"]},
+    },
+]
+
+
+def _model_that_saw(tmp_path, fitted, indexed):
+    """A model directory whose judged-paper index holds ``fitted`` and whose neighbour index
+    holds ``indexed`` (abstracts)."""
+    import json
+
+    from tagger.language import vectors
+    from tagger.tagging.neighbours import NeighbourIndex
+
+    from ..conftest import MINI_TAXONOMY, HashEmbedder, model_dir
+
+    def index(name, abstracts):
+        codes = [vectors.encode(v) for v in HashEmbedder().embed(abstracts)]
+        made = NeighbourIndex.build(
+            [
+                (f"{name}{k}", None, a, c)
+                for k, (a, c) in enumerate(zip(abstracts, codes, strict=True))
+            ],
+            [{"rl": 0.9}] * len(abstracts),
+            about={"model": HashEmbedder().name},
+        )
+        made.save(tmp_path / f"{name}.npz")
+        return tmp_path / f"{name}.npz"
+
+    model = model_dir(
+        tmp_path / "model", MINI_TAXONOMY, jn=index("jn", fitted), nb=index("nb", indexed)
+    )
+    papers = tmp_path / "labelled.jsonl"
+    papers.write_text("".join(json.dumps(r) + "\n" for r in LABELLED))
+    return model, papers
+
+
+def test_a_model_knows_the_papers_it_was_fitted_on_and_those_it_indexed(tmp_path):
+    from tagger.tagging.model import FittedModel
+
+    texts = [r["abstract"] for r in LABELLED]
+    model, _ = _model_that_saw(tmp_path, [f"  {texts[0]}\n"], texts[1:2])
+    assert FittedModel.load(model).known(texts) == ["fitted", "indexed", ""]
+
+
+def test_eval_gives_the_figures_on_the_papers_no_part_of_the_model_saw(tmp_path):
+    """Both modes: how many papers the model saw, and the figures on the others beside the
+    whole (issue 36: a figure in sample is said to be)."""
+    import json
+
+    from ..conftest import MINI, MINI_TAXONOMY, model_dir, run
+
+    texts = [r["abstract"] for r in LABELLED]
+    model, papers = _model_that_saw(tmp_path, texts[:1], texts[1:2])
+    labels = run("eval", str(papers), "--scheme", "iclr", "--model", str(model), *MINI)
+    assert labels.exit_code == 0, labels.stderr
+    assert (
+        "Of the 3 labelled papers, 1 were judged papers the model was fitted on and 1 are in its "
+        "neighbour index (in sample: optimistic).\nOn the other 1, which no part of it saw:"
+    ) in labels.stdout
+    data = json.loads(
+        run("eval", str(papers), "--scheme", "iclr", "--model", str(model), "--json", *MINI).stdout
+    )
+    assert data["known_to_the_model"] == {"fitted": 1, "indexed": 1}
+    assert [r["papers"] for r in data["unseen"]] == [1]
+
+    judged = run("eval", "--judged", str(papers), "--model", str(model), "--json", *MINI)
+    assert judged.exit_code == 0, judged.stderr
+    report = json.loads(judged.stdout)
+    assert report["known_to_the_model"] == {"fitted": 1, "indexed": 1}
+    assert report["unseen"]["papers"] == 1 and report["papers"] == 3
+    text = run("eval", "--judged", str(papers), "--model", str(model), *MINI).stdout
+    assert "Of these papers, 1 were judged papers it was fitted on and 1 are in its index" in text
+
+    alone = model_dir(tmp_path / "alone", MINI_TAXONOMY)  # no index: it saw no paper
+    clean = run("eval", "--judged", str(papers), "--model", str(alone), "--json", *MINI)
+    assert json.loads(clean.stdout)["known_to_the_model"] == {}

@@ -211,7 +211,7 @@ def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
 def test_the_judged_keyphrase_set_is_well_formed():
     """300 papers, every pooled phrase with one of the six labels; the shipped keyphrase model
     was fitted on exactly this file."""
-    from tagger.corpus.judged import PHRASE_LABELS
+    from tagger.corpus.judged_phrases import PHRASE_LABELS
     from tagger.language.keyphrases import AcceptanceModel
 
     lines = [json.loads(line) for line in JUDGED_PHRASES.read_text(encoding="utf-8").splitlines()]

@@ -41,9 +41,7 @@ def test_no_sealed_paper_was_judged_for_keyphrases_or_counted_for_specificity():
     judged = {abstract_key(p.abstract) for p in read_papers(ROOT / "judged" / "keyphrases.jsonl")}
     assert not KEYS & judged
     table = json.loads((ROOT / "tagger" / "data" / "specificity.json").read_text())
-    counted = {
-        json.loads(line)["id"] for line in (ROOT / "data" / "iclr2024-topics.jsonl").open()
-    }
+    counted = {json.loads(line)["id"] for line in (ROOT / "data" / "iclr2024-topics.jsonl").open()}
     left_out = {
         json.loads(line)["id"]
         for name in ("judged.jsonl", "sealed.jsonl")
