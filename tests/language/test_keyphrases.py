@@ -219,3 +219,50 @@ def test_an_acronym_is_never_listed_beside_a_phrase_it_spells(nlp, embedder):
         texts = [k.text for k in phrases]
         for a in texts:
             assert not any(" " not in a and spells(a, b.split()) for b in texts if " " in b), texts
+
+
+def test_keybert_measures_a_phrase_as_keybert_itself_does(embedder):
+    """What tagger takes from KeyBERT is its measure of a candidate: the cosine of the phrase's
+    and the paper's embeddings, rounded to four decimals (keybert_similarities, made in integers
+    to be the same on every CPU). The keybert package, given the same candidates and embeddings,
+    returns the same numbers (the last digit may differ where its float product rounds the
+    other way)."""
+    from keybert import KeyBERT
+    from keybert.backend import BaseEmbedder
+
+    from tagger.language.keyphrases import keybert_similarities
+
+    doc = (
+        "We study offline reinforcement learning with graph neural networks as value "
+        "functions, and show that message passing improves sample efficiency on molecules."
+    )
+    phrases = [
+        "offline reinforcement learning",
+        "graph neural networks",
+        "message passing",
+        "sample efficiency",
+        "value functions",
+        "molecules",
+    ]
+    docs, words = embedder.embed([doc]), embedder.embed(phrases)
+    [ours] = keybert_similarities(docs, words)
+
+    class Given(BaseEmbedder):  # KeyBERT's backend: the embeddings are passed in, never made
+        def embed(self, documents, verbose=False):
+            raise AssertionError("KeyBERT was to use the embeddings it was given")
+
+    theirs = dict(
+        KeyBERT(model=Given()).extract_keywords(
+            doc,
+            candidates=phrases,
+            keyphrase_ngram_range=(1, 3),
+            top_n=len(phrases),
+            doc_embeddings=docs,
+            word_embeddings=words,
+        )
+    )
+    assert set(theirs) == set(phrases)
+    assert all(abs(theirs[p] - o) <= 1e-4 for p, o in zip(phrases, ours, strict=True)), (
+        theirs,
+        ours,
+    )
