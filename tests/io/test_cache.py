@@ -114,6 +114,27 @@ def test_a_model_directory_with_a_fifo_is_refused_not_waited_on(tmp_path):
         _within(30, lambda: checked(where, names))
 
 
+@pytest.mark.parametrize(
+    ("model", "name"),
+    [
+        ("static", "model.safetensors"),
+        ("static", "tokenizer.json"),
+        ("minilm", "model-int8.onnx"),
+        ("minilm", "tokenizer.json"),
+    ],
+)
+def test_a_model_file_cut_short_is_refused_by_name(tmp_path, model, name):
+    """A shipped model's table, ONNX file or tokenizer cut short (a copy that ran out of disk):
+    refused with an error that names it, never read (a SafetensorError, a wrong vector)."""
+    where = tmp_path / model
+    shutil.copytree(packaged.data_dir(model), where)
+    names = [p.name for p in where.iterdir() if p.name != "provenance.json"]
+    checked(where, names)  # intact
+    (where / name).write_bytes((where / name).read_bytes()[:1000])
+    with pytest.raises(ModelError, match=f"{name} is not the file its provenance"):
+        checked(where, names)
+
+
 def _not_ours(directory):
     """Run a command as a user who cannot read or write ``directory``: as root, without the
     capabilities that let root into another user's directory (setpriv), the directory given to

@@ -162,10 +162,15 @@ def test_cached_vectors_are_keyed_by_how_they_were_made(embedder, torch_embedder
 
 @pytest.mark.models
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", ["emptied record", "cut model", "a file in its place"])
+@pytest.mark.parametrize(
+    "damage",
+    ["emptied record", "cut model", "a byte flipped", "a file in its place"],
+)
 def test_a_damaged_fp32_export_in_the_cache_is_made_again(tmp_path, monkeypatch, damage):
-    """An export the cache keeps whose record was emptied (a full disk), or whose model was cut
-    short, is exported again, not read (nor a JSONDecodeError)."""
+    """An export the cache keeps whose record was emptied (a full disk), whose model was cut
+    short or has a byte flipped in its embedding table (still a valid model, every vector
+    moved), is exported again, not read (nor a JSONDecodeError). The same check reads the
+    tokenizer (tests/io/test_cache.py cuts one short)."""
     from tagger.language.embedders import checked, onnx_model_dir
 
     monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
@@ -176,6 +181,11 @@ def test_a_damaged_fp32_export_in_the_cache_is_made_again(tmp_path, monkeypatch,
     elif damage == "cut model":
         model = made / onnx_export.FILES["fp32"]
         model.write_bytes(model.read_bytes()[:1000])
+    elif damage == "a byte flipped":
+        model = made / onnx_export.FILES["fp32"]
+        raw = bytearray(model.read_bytes())
+        raw[len(raw) // 2] ^= 1  # inside the weights, most of the file
+        model.write_bytes(bytes(raw))
     else:
         shutil.rmtree(made)
         made.write_text("not an export")
