@@ -1,10 +1,12 @@
 """Every tunable setting of tagger, and its default, in frozen objects: :class:`TaggerConfig` for
-tagging, :class:`SuggestConfig` for `tagger suggest`; and what comes from the environment: the
-cache directory and tagger's own version.
+tagging, :class:`SuggestConfig` for `tagger suggest`; the defaults of the commands' other options
+and of a fit, as constants; and what comes from the environment: the cache directory and tagger's
+own version.
 
-The command line's option defaults and ranges, :class:`tagger.Tagger`, the spaCy component's
-``default_config`` and worker processes all read these; no other module writes a default down.
-Change one with ``dataclasses.replace(config, min_score=0.3)``.
+The command line's option defaults and ranges, :class:`tagger.Tagger`, the library functions behind
+the commands, the spaCy component's ``default_config`` and worker processes all read these; no
+other module writes a default down. Change a setting with
+``dataclasses.replace(config, min_score=0.3)``.
 """
 
 from __future__ import annotations
@@ -244,6 +246,17 @@ class SuggestConfig(Settings):
     limit: int = _setting(
         25, "At most this many alias and this many new-area suggestions.", minimum=1
     )
+
+
+# --- the commands' other options ----------------------------------------------------------------
+# Each the default of an option of one command and of the library function behind it, which
+# both read it here; None: chosen when the command runs, as said.
+INPUT_FORMAT = "auto"  # tag --input-format: guessed from each file (tag_files' format=None)
+TAG_WORKERS = None  # tag --workers, tag_files: one per core this process may use
+PARTITION_SIZE = 10_000  # tag --partition-size, tag_on_cluster's size: records a partition holds
+PART_FORMAT = "jsonl"  # tag --part-format, tag_on_cluster: the parts' format
+CLUSTER_ADDRESS = "local"  # tag_on_cluster's cluster: a LocalCluster here, one worker per core
+RETAG_WORKERS = 1  # retag --workers, retag_files, Tagger.retag_many: each starts spaCy again
 
 
 # empty: the file tagger ships
