@@ -257,6 +257,13 @@ PARTITION_SIZE = 10_000  # tag --partition-size, tag_on_cluster's size: records 
 PART_FORMAT = "jsonl"  # tag --part-format, tag_on_cluster: the parts' format
 CLUSTER_ADDRESS = "local"  # tag_on_cluster's cluster: a LocalCluster here, one worker per core
 RETAG_WORKERS = 1  # retag --workers, retag_files, Tagger.retag_many: each starts spaCy again
+STATS_PAIRS = 10  # stats --pairs, corpus.stats: the most frequent area pairs shown
+DIFF_LIMIT = 20  # diff --limit, corpus.diff.render: papers listed in the text output
+FILTER_MIN_SCORE = 0.0  # filter --min-score, filter_tagged: every tag counts
+FILTER_FORMAT = "jsonl"  # filter --output-format, corpus.query.format_selected
+REVIEW_ORDER = "uncertain"  # review --order, Review.open: least certain first
+REVIEW_PORT = 0  # review --port, Review.serve: a free one
+GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of the authors' label
 
 
 # empty: the file tagger ships

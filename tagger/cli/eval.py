@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..config import GOLD_FIELD
 from ..taxonomy.schemes import schemes
 from .options import (
     FILE,
@@ -34,7 +35,7 @@ from .options import (
 @click.argument("papers", metavar="[FILE]", required=False)
 @click.option(
     "--gold-field",
-    default="primary_area",
+    default=GOLD_FIELD,
     show_default=True,
     help="The field of each paper that holds the author's label.",
 )
