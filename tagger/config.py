@@ -265,6 +265,14 @@ REVIEW_ORDER = "uncertain"  # review --order, Review.open: least certain first
 REVIEW_PORT = 0  # review --port, Review.serve: a free one
 GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of the authors' label
 
+# --- a fit: what `tagger fit` (fitting.fit.fit_model) makes a model with, the shipped one's ------
+FIT_WORKERS = None  # fit --workers, fit_model: processes reading --papers; one per core
+FOLDS = 5  # fit --folds, fit_model: folds of whole groups the fit is measured on
+WEIGHER_C = 0.3  # the weigher's inverse L2 strength (fitting.folds.Settings.c)
+WEIGHER_LEARNER = "logistic"  # its second stage's right and main models: or "trees"
+AREA_C = 4.0  # the area model's embedding block's inverse L2 strength, per paper (chosen held out)
+AREA_TEXT_C = 16.0  # its text block's
+
 
 # empty: the file tagger ships
 _MAY_BE_EMPTY = frozenset({"model", "keyphrase_model"})
