@@ -5,7 +5,7 @@ own version.
 
 The command line's option defaults and ranges, :class:`tagger.Tagger`, the library functions behind
 the commands, the spaCy component's ``default_config`` and worker processes all read these; no
-other module writes a default down. Change a setting with
+other module writes a default down (tests/test_defaults.py). Change a setting with
 ``dataclasses.replace(config, min_score=0.3)``.
 """
 
