@@ -325,3 +325,13 @@ def test_what_a_fit_and_the_phrase_cache_default_to_is_the_shipped_paths():
         assert inspect.signature(function).parameters["c"].default == config.WEIGHER_C
     cache = inspect.signature(CachedEmbedder).parameters["max_entries"].default
     assert cache == TaggerConfig().phrase_cache == 20_000
+
+
+def test_the_export_scripts_name_the_model_config_names():
+    """The two export scripts keep the model's name written down (each records its own sha256 in
+    the export it made, which an edit would leave stale): it must be the one config.py names."""
+    from tagger.language import static_export
+
+    assert static_export.MODEL_NAME == config.EMBEDDING_MODEL_ID
+    onnx = (PACKAGE / "language" / "onnx_export.py").read_text(encoding="utf-8")
+    assert f'"model": "{config.EMBEDDING_MODEL_ID}",' in onnx
