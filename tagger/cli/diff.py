@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..config import DIFF_LIMIT
 from ..errors import TaggerError
 from .options import Skipped, example, json_option, print_json, warning
 
@@ -22,7 +23,7 @@ from .options import Skipped, example, json_option, print_json, warning
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
-    default=20,
+    default=DIFF_LIMIT,
     show_default=True,
     help="Papers to list in the text output (the counts cover all).",
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..config import TaggerConfig
+from ..config import GOLD_FIELD, TaggerConfig
 from ..taxonomy.schemes import schemes
 from .options import (
     FILE,
@@ -36,7 +36,7 @@ from .options import (
 @click.argument("papers", metavar="[FILE]", required=False)
 @click.option(
     "--gold-field",
-    default="primary_area",
+    default=GOLD_FIELD,
     show_default=True,
     help="The field of each paper that holds the author's label.",
 )

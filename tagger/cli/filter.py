@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..config import FILTER_FORMAT, FILTER_MIN_SCORE
 from ..corpus.query import FORMATS
 from .options import (
     FiniteFloat,
@@ -46,7 +47,7 @@ from .options import (
 @click.option(
     "--min-score",
     type=FiniteFloat(0, 1),
-    default=0.0,
+    default=FILTER_MIN_SCORE,
     show_default=True,
     help="Only count tags scoring at least this.",
 )
@@ -55,7 +56,7 @@ from .options import (
     "output_format",
     formerly="--format",
     type=click.Choice(FORMATS),
-    default="jsonl",
+    default=FILTER_FORMAT,
     show_default=True,
     help="What to print for each paper kept.",
 )

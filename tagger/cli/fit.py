@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..config import FIT_WORKERS, FOLDS
 from .options import FILE, example, note, taxonomy_option, workers_option
 
 DIRECTORY = click.Path(file_okay=False, path_type=Path)
@@ -59,7 +60,7 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
 @click.option(
     "--folds",
     type=click.IntRange(min=2),
-    default=5,
+    default=FOLDS,
     show_default=True,
     help="Folds of whole groups (a source's papers) the fit is measured on, each held out.",
 )
@@ -71,7 +72,8 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
     help="Keep the --papers' readings here, keyed by everything they depend on.",
 )
 @workers_option(
-    "Processes reading --papers in parallel. Default: one per core this process may use."
+    "Processes reading --papers in parallel. Default: one per core this process may use.",
+    default=FIT_WORKERS,
 )
 def fit(
     taxonomy_path: Path | None,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..config import RETAG_WORKERS
 from .options import (
     errors_option,
     example,
@@ -30,7 +31,7 @@ from .options import (
 @workers_option(
     "Processes retagging in parallel. Each starts spaCy and the rules again: one is "
     "faster on a few thousand papers.",
-    default=1,
+    default=RETAG_WORKERS,
 )
 @errors_option("Write lines that cannot be retagged here as JSONL (source, line, reason).")
 @click.option(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..config import REVIEW_ORDER, REVIEW_PORT
 from .options import FILE, example, tagged_argument, warning
 
 
@@ -28,7 +29,7 @@ from .options import FILE, example, tagged_argument, warning
 @click.option(
     "--order",
     type=click.Choice(["uncertain", "file"]),
-    default="uncertain",
+    default=REVIEW_ORDER,
     show_default=True,
     help="uncertain: the papers whose scores lie nearest the threshold (--min-score) first; "
     "file: as in FILE.",
@@ -44,7 +45,7 @@ from .options import FILE, example, tagged_argument, warning
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
-    default=0,
+    default=REVIEW_PORT,
     help="The port to serve on, on 127.0.0.1. Default: a free one.",
 )
 def review(tagged: str, judgments: Path, order: str, taxonomy_path: Path | None, port: int) -> None:

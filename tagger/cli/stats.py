@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..config import STATS_PAIRS
 from .options import (
     Skipped,
     example,
@@ -28,7 +29,7 @@ from .options import (
 @click.option(
     "--pairs",
     type=click.IntRange(min=0),
-    default=10,
+    default=STATS_PAIRS,
     show_default=True,
     help="How many of the most frequent area pairs to show.",
 )

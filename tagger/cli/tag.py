@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..config import TaggerConfig
+from ..config import INPUT_FORMAT, PART_FORMAT, PARTITION_SIZE, TAG_WORKERS, TaggerConfig
 from ..io.files import is_stdio
 from ..io.formats import FORMATS
 from ..records import FIRST_YEAR, LAST_YEAR
@@ -119,7 +119,7 @@ def _check_run(ctx: click.Context) -> None:
     "--input-format",
     "input_format",
     formerly="--format",
-    default="auto",
+    default=INPUT_FORMAT,
     show_default=True,
     type=click.Choice(["auto", *FORMATS]),
     help="Input format; auto guesses from the file.",
@@ -148,7 +148,8 @@ def _check_run(ctx: click.Context) -> None:
 )
 @workers_option(
     "Processes tagging in parallel; output is identical for any number. Default: one per "
-    "core this process may use (input that fits in one batch is tagged in this process)."
+    "core this process may use (input that fits in one batch is tagged in this process).",
+    default=TAG_WORKERS,
 )
 @errors_option("Write rejected records here as JSONL (source, line, reason).")
 @click.option(
@@ -168,14 +169,14 @@ def _check_run(ctx: click.Context) -> None:
 @click.option(
     "--partition-size",
     type=click.IntRange(min=1),
-    default=10_000,
+    default=PARTITION_SIZE,
     show_default=True,
     help="With --cluster: records per partition, at most.",
 )
 @click.option(
     "--part-format",
     type=click.Choice(["jsonl", "parquet"]),
-    default="jsonl",
+    default=PART_FORMAT,
     show_default=True,
     help="With --cluster: the parts' format.",
 )

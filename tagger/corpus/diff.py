@@ -16,6 +16,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from ..config import DIFF_LIMIT
 from ..errors import STDIN_NAME, TaggerError
 from ..io.display import printable
 from ..io.files import is_stdio
@@ -303,7 +304,7 @@ def _marked(hits: tuple[_Hit, ...], other: set, change: str) -> tuple[EvidenceCh
 _SIGNS = {"gained": "+", "lost": "-", "added": "+", "removed": "-", "kept": " "}
 
 
-def render(diff: TagDiff, *, limit: int = 20) -> str:
+def render(diff: TagDiff, *, limit: int = DIFF_LIMIT) -> str:
     """A summary, the areas whose counts moved, then up to ``limit`` papers with their changes
     and the evidence behind each: ``+``/``-`` a tag or hit gained or gone, ``~`` a new score."""
     if not isinstance(limit, int) or limit < 0:

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import GOLD_FIELD, TaggerConfig
 from ..errors import InputError, ModelError
 from ..io.display import progress_bar
 from ..io.files import check_outputs, open_output
@@ -291,7 +292,7 @@ def evaluate_file(
     tagger: Tagger,
     *,
     scheme: str,
-    gold_field: str,
+    gold_field: str = GOLD_FIELD,
     references: bool = False,
     save_tagged: str | Path | None = None,
     skip: Skip | None = None,
@@ -443,8 +444,8 @@ def _gold(record: TaggedPaper, field: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def yake_keyphrases(texts: Sequence[str], top_n: int = 10) -> list[list[str]]:
-    """YAKE (n=3), a reference for keyphrase agreement."""
+def yake_keyphrases(texts: Sequence[str], top_n: int = TaggerConfig().top_n) -> list[list[str]]:
+    """YAKE (n=3), a reference for keyphrase agreement: as many keyphrases as tagger lists."""
     try:
         import yake
     except ImportError:
@@ -457,7 +458,10 @@ def yake_keyphrases(texts: Sequence[str], top_n: int = 10) -> list[list[str]]:
 
 
 def keybert_keyphrases(
-    texts: Sequence[str], *, top_n: int = 10, ngram_range: tuple[int, int] = (1, 2)
+    texts: Sequence[str],
+    *,
+    top_n: int = TaggerConfig().top_n,
+    ngram_range: tuple[int, int] = (1, 2),
 ) -> list[list[str]]:
     """Plain KeyBERT with the default model and English stop words, a reference."""
     from keybert import KeyBERT

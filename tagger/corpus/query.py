@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from ..config import FILTER_FORMAT, FILTER_MIN_SCORE
 from ..errors import TaggerError
 from ..io.display import printable
 from ..records import TaggedPaper
@@ -43,7 +44,7 @@ def filter_tagged(
     where: str | None = None,
     venue: str | None = None,
     year: int | None = None,
-    min_score: float = 0.0,
+    min_score: float = FILTER_MIN_SCORE,
 ) -> Iterator[TaggedPaper]:
     """The records that pass :func:`paper_filter`, in order."""
     keep = paper_filter(
@@ -52,7 +53,7 @@ def filter_tagged(
     return (record for record in records if keep(record))
 
 
-def format_selected(lines: Iterable[TaggedLine], format: str = "jsonl") -> Iterator[bytes]:
+def format_selected(lines: Iterable[TaggedLine], format: str = FILTER_FORMAT) -> Iterator[bytes]:
     """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
         it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
     tags), ids joined by ';'; ``ids``, one a
@@ -95,7 +96,7 @@ def paper_filter(
     where: str | None = None,
     venue: str | None = None,
     year: int | None = None,
-    min_score: float = 0.0,
+    min_score: float = FILTER_MIN_SCORE,
 ) -> Callable[[TaggedPaper], bool]:
     """A test of one tagged paper: tagged (at ``min_score`` or more) with one of ``areas`` or an
     area below it, matching the ``where`` expression, of ``venue`` (any case) and ``year``.

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ..config import TaggerConfig
+from ..config import REVIEW_ORDER, REVIEW_PORT, TaggerConfig
 from ..errors import STDIN_NAME, InputError, TaggerError
 from ..io.files import check_outputs, is_stdio, lock_beside, read_lines, write_atomic
 from ..io.jsonl import dumps, parse_json
@@ -68,7 +68,7 @@ def uncertainty(record: TaggedPaper) -> float:
     return min((abs(t.score - threshold) for t in record.tags + record.facets), default=0.0)
 
 
-def review_order(records: Sequence[TaggedPaper], order: str = "uncertain") -> list[int]:
+def review_order(records: Sequence[TaggedPaper], order: str = REVIEW_ORDER) -> list[int]:
     """The indexes of ``records`` in the order to review them: ``file`` as given, ``uncertain``
     least certain first (:func:`uncertainty`), ties in file order."""
     if order not in ORDERS:
@@ -343,7 +343,7 @@ class Review:
     records: list[TaggedPaper]
     taxonomy: Taxonomy
     store: JudgmentStore
-    order: str = "uncertain"
+    order: str = REVIEW_ORDER
     source: str = ""
 
     @classmethod
@@ -353,7 +353,7 @@ class Review:
         judgments: str | Path,
         *,
         taxonomy: str | Path | Taxonomy | None = None,
-        order: str = "uncertain",
+        order: str = REVIEW_ORDER,
         warn: Callable[[str], None] | None = None,
     ) -> Review:
         """Read ``tagged`` (tagged output, "-" for stdin) and the ``judgments`` file (missing:
@@ -414,7 +414,7 @@ class Review:
         title = f"Review: {self.source}" if self.source else "Review"
         return render_html(self.data(token), title=title, template=TEMPLATE)
 
-    def serve(self, port: int = 0) -> ReviewServer:
+    def serve(self, port: int = REVIEW_PORT) -> ReviewServer:
         """The page served on 127.0.0.1 (``port``, or a free one), started: see ReviewServer."""
         return ReviewServer(self, port=port).start()
 
@@ -481,7 +481,7 @@ class ReviewServer:
     the number of papers done. A change must carry the page's token and a Host header of this
     machine: no other web page, and no name that resolves here, can change the file."""
 
-    def __init__(self, review: Review, *, port: int = 0) -> None:
+    def __init__(self, review: Review, *, port: int = REVIEW_PORT) -> None:
         self.review = review
         self.port = port
         self.token = ""

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from ..config import STATS_PAIRS
 from ..io.display import printable
 from ..records import TaggedPaper
 from ..taxonomy.model import Taxonomy
@@ -22,7 +23,7 @@ class CorpusStats:
     venue_papers: Counter[str] = field(default_factory=Counter)
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)  # top-level areas together
 
-    def as_dict(self, taxonomy: Taxonomy, *, top_pairs: int = 10) -> dict:
+    def as_dict(self, taxonomy: Taxonomy, *, top_pairs: int = STATS_PAIRS) -> dict:
         return {
             "papers": self.papers,
             "untagged": self.untagged,
@@ -70,7 +71,7 @@ def corpus_stats(records: Iterable[TaggedPaper], taxonomy: Taxonomy) -> CorpusSt
     return stats
 
 
-def render(stats: CorpusStats, taxonomy: Taxonomy, *, top_pairs: int = 10) -> str:
+def render(stats: CorpusStats, taxonomy: Taxonomy, *, top_pairs: int = STATS_PAIRS) -> str:
     """The area tree with counts and shares, per venue when there are several; then pairs."""
     venues = sorted(stats.venue_papers) if len(stats.venue_papers) > 1 else []
     width = max((len("  " * d + a.id) for d, a in taxonomy.walk() if stats.areas[a.id]), default=4)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import AREA_C, AREA_TEXT_C
 from ..language import vectors
 from ..language.text import paper_text
 from ..tagging.areas import AreaModel, terms
@@ -32,8 +33,6 @@ from ..taxonomy.model import Taxonomy
 from .papers import JudgedPaper
 
 MIN_PAPERS = 5  # positive papers an area needs for a model of its own
-C = 4.0  # the embedding block's inverse L2 strength, per paper (chosen held out)
-TEXT_C = 16.0  # the text block's
 TERMS = 20_000  # the text block's vocabulary: the commonest terms in two papers or more
 
 
@@ -100,8 +99,8 @@ def fit_area_model(
     judged: Sequence[JudgedPaper],
     taxonomy: Taxonomy,
     *,
-    c: float = C,
-    text_c: float | None = TEXT_C,
+    c: float = AREA_C,
+    text_c: float | None = AREA_TEXT_C,
     about: dict[str, Any] | None = None,
 ) -> AreaModel | None:
     """The area model of ``judged`` (without a text block if ``text_c`` is None); None if no
@@ -114,8 +113,8 @@ def fit_blocks(
     judged: Sequence[JudgedPaper],
     taxonomy: Taxonomy,
     *,
-    c: float = C,
-    text_c: float | None = TEXT_C,
+    c: float = AREA_C,
+    text_c: float | None = AREA_TEXT_C,
     start: Fitted | None = None,
 ) -> Fitted | None:
     """The area model's blocks fitted to ``judged``; with ``start``, for its areas, from its

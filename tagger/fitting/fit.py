@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import TaggerConfig, usable_cores
+from ..config import FIT_WORKERS, FOLDS, TaggerConfig
 from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
 from ..io.files import sha256
@@ -135,9 +135,9 @@ def fit_model(
     exclude: Sequence[str | Path] = (),
     settings: cv.Settings | None = None,
     config: TaggerConfig | None = None,
-    folds: int = cv.FOLDS,
+    folds: int = FOLDS,
     before: bool = True,
-    workers: int | None = None,
+    workers: int | None = FIT_WORKERS,
     cache: str | Path | None = None,
     curve: str | Path | None = None,
     log: Callable[[str], None] | None = None,
@@ -173,7 +173,7 @@ def fit_model(
             reader.config,
             taxonomy=taxonomy,
             skip=skip,
-            workers=workers or usable_cores(),
+            workers=workers,
             cache=cache,
         )
     about = {"space": space_of(reader.embedder.name), "taxonomy_sha256": loaded.sha256}

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..config import TaggerConfig
+from ..config import AREA_C, AREA_TEXT_C, FOLDS, WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..records import TaggedPaper
 from ..tagging.proposing import Candidate
 from ..tagging.weigher import Weigher
@@ -27,7 +27,6 @@ from .weighing import (
     tagged,
 )
 
-FOLDS = 5  # outer folds a fit is measured with
 INNER = 4  # folds the area model's probabilities for the weigher are made with
 
 
@@ -59,13 +58,13 @@ def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
 class Settings:
     """What a fit is made with (the defaults are what the shipped model was made with)."""
 
-    c: float = 0.3  # the weigher's inverse L2 strength
-    area_c: float = area_fit.C
-    text_c: float | None = area_fit.TEXT_C  # None: no text block
+    c: float = WEIGHER_C  # the weigher's inverse L2 strength
+    area_c: float = AREA_C
+    text_c: float | None = AREA_TEXT_C  # None: no text block
     neighbours: int = TaggerConfig().neighbours
     judged_neighbours: int = TaggerConfig().judged_neighbours
     learned: bool = True  # fit an area model
-    learner: str = "logistic"  # the second stage's right and main models: or "trees"
+    learner: str = WEIGHER_LEARNER  # the second stage's right and main models: or "trees"
 
 
 def fit_stages(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..config import TaggerConfig
+from ..config import FIT_WORKERS, TaggerConfig, usable_cores
 from ..corpus.judged import Judgment
 from ..errors import InputError
 from ..io.files import sha256
@@ -129,13 +129,14 @@ def read_index_papers(
     *,
     taxonomy: str | Path | None = None,
     skip: frozenset[int] = frozenset(),
-    workers: int = 1,
+    workers: int | None = FIT_WORKERS,
     cache: str | Path | None = None,
 ) -> list[IndexPaper]:
     """The papers of ``paths`` (each abstract once, none whose abstract_key is in ``skip``),
-    read with ``config`` and ``taxonomy`` in ``workers`` processes: their vectors and topic
-    candidates; kept in ``cache``, if given, under a key of everything they depend on
-    (tagger's source files, the taxonomy, the data, the settings, the papers skipped)."""
+    read with ``config`` and ``taxonomy`` in ``workers`` processes (None: one per core this
+    process may use): their vectors and topic candidates; kept in ``cache``, if given, under a
+    key of everything they depend on (tagger's source files, the taxonomy, the data, the
+    settings, the papers skipped)."""
     if cache is not None:
         key = _cache_key(paths, config, taxonomy, skip)
         where = Path(cache) / f"index-papers-{key}.json"
@@ -153,6 +154,7 @@ def read_index_papers(
                 seen.add(key)
                 papers.append((paper, Path(path).name))
     chunks = [(config, taxonomy, papers[k : k + 64]) for k in range(0, len(papers), 64)]
+    workers = usable_cores() if workers is None else workers
     if workers > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor

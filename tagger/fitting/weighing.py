@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import TaggerConfig
+from ..config import WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..corpus.judged import verdicts
 from ..language import vectors
 from ..records import AreaTag, Provenance, TaggedPaper
@@ -57,10 +57,10 @@ def fit_weigher(
     found: Sequence[list[Candidate]],
     taxonomy: Taxonomy,
     *,
-    c: float,
+    c: float = WEIGHER_C,
     names: Sequence[str],
     about: dict[str, Any] | None = None,
-    learner: str = "logistic",
+    learner: str = WEIGHER_LEARNER,
 ) -> Weigher:
     """The weigher's models fitted to the candidates ``found`` of the ``judged`` papers, reading
     the features ``names``: ``right`` on every candidate judged right or wrong (acceptable ones

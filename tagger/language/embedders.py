@@ -27,7 +27,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS
+from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, EMBEDDING_MODEL_ID, TaggerConfig
 from ..errors import ModelError
 from ..io import cache, packaged
 from ..io.files import read_regular, regular_sha256, sha256
@@ -41,9 +41,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-
-
 class _BlockEmbedder:
     """What the shipped model's backends share: texts grouped by token length and run in blocks
     of a fixed number of rows.
@@ -55,7 +52,7 @@ class _BlockEmbedder:
     however papers are split into batches or workers, and no time goes on padding.
     """
 
-    name = MODEL_NAME
+    name = EMBEDDING_MODEL_ID
     block = 16  # rows of a block of short texts; a text over 64 tokens runs alone
     max_seq_length = 256
 
@@ -138,7 +135,7 @@ class OnnxEmbedder(_BlockEmbedder):
             self.block = 1
         self.directory = directory  # the model's directory (model_dir(backend) if None)
         self.backend = "onnx-int8" if quantised else "onnx"
-        self.name = f"{MODEL_NAME} ({self.backend})"
+        self.name = f"{EMBEDDING_MODEL_ID} ({self.backend})"
         self._loaded = None
         self._ids: list[list[int]] = []
 
@@ -175,7 +172,7 @@ class StaticEmbedder:
 
     def __init__(self, *, directory: Path | None = None) -> None:
         self.directory = directory  # the table (model_dir("static") if None: the one shipped)
-        self.name = f"{MODEL_NAME} ({self.backend})"
+        self.name = f"{EMBEDDING_MODEL_ID} ({self.backend})"
         self._loaded = None
 
     def _load(self):
@@ -466,7 +463,7 @@ def weights_version() -> str | None:
 class CachedEmbedder:
     """Wraps an embedder with a bounded LRU cache: phrases repeat across a corpus."""
 
-    def __init__(self, inner: Embedder, *, max_entries: int = 100_000) -> None:
+    def __init__(self, inner: Embedder, *, max_entries: int = TaggerConfig().phrase_cache) -> None:
         self.inner = inner
         self.name = inner.name
         self.max_entries = max_entries
@@ -500,7 +497,7 @@ def make_embedder(
     """The embedder for a model name and backend (``TaggerConfig.embedding_model`` and
     ``embedding_backend``); ``directory``: what the backend loads, if already made
     (export_dir: the ONNX export, or the static table)."""
-    if name not in (DEFAULT_EMBEDDING_MODEL, MODEL_NAME, "minilm"):
+    if name not in (DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODEL_ID, "minilm"):
         raise ModelError(f"unknown embedding model {name!r}; available: {DEFAULT_EMBEDDING_MODEL}")
     if backend == "torch":
         return MiniLMEmbedder()

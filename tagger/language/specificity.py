@@ -25,12 +25,13 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from ..config import TaggerConfig
 from ..errors import TaggerError
 from ..io import packaged
 from .text import clean, normalize_word
 
 DEFAULT_PATH = "specificity.json"
-MAX_WORDS = 3  # the longest phrase counted (keyphrases are at most max_words long)
+MAX_WORDS = TaggerConfig().max_words  # the longest phrase counted: a keyphrase's, by default
 MIN_PAPERS = 3  # a phrase in fewer papers, never a keyword, is not stored: it reads as rare
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 

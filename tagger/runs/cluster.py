@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import TaggerConfig
+from ..config import CLUSTER_ADDRESS, PART_FORMAT, PARTITION_SIZE, TaggerConfig
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import sha256
@@ -41,7 +41,7 @@ from ..io.parts import MANIFEST, load_manifest
 from ..io.readers import iter_records
 from ..taxonomy.model import Taxonomy
 from .connection import connect, reachable
-from .partitions import PARTITION_SIZE, Partition, expand, plan, read_partition
+from .partitions import Partition, expand, plan, read_partition
 
 
 @dataclass
@@ -237,10 +237,10 @@ def tag_on_cluster(
     inputs: Sequence[str],
     directory: str | Path,
     *,
-    cluster: str = "local",
+    cluster: str = CLUSTER_ADDRESS,
     format: str | None = None,
     resume: bool = False,
-    part_format: str = "jsonl",
+    part_format: str = PART_FORMAT,
     size: int = PARTITION_SIZE,
     progress: bool = False,
     warn: Callable[[str], None] = print,

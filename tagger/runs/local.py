@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import TaggerConfig, tagger_version, usable_cores
+from ..config import RETAG_WORKERS, TAG_WORKERS, TaggerConfig, tagger_version, usable_cores
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
 from ..io.files import STDIO, check_outputs, is_stdio, open_output
@@ -83,7 +83,7 @@ def tag_files(
     year: int | None = None,
     errors: str | Path | None = None,
     resume: bool = False,
-    workers: int | None = 1,
+    workers: int | None = TAG_WORKERS,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
@@ -107,7 +107,8 @@ def tag_files(
     is cut off) once they are shown to be this configuration's output for the first papers of the
     inputs, and only the rest are tagged: the file ends as one uninterrupted run would have
     written it. Lines are written whole and flushed one by one, so a killed run leaves only
-    complete lines. ``workers`` is capped at the cores this process may use; None: one per core.
+    complete lines. ``workers`` is capped at the cores this process may use; None: one per core
+    (or, for a Tagger given an embedder object, which workers cannot have, this process alone).
     """
     warn, note = warn or _warn, note or _quiet
     given = [str(source) for source in inputs]
@@ -122,7 +123,7 @@ def tag_files(
     check_outputs(outputs, [*given, *inputs], inside=warn)
     # every input checked now (a missing file fails before the models load), then read in turn
     records = read_inputs(inputs, format=format, venue=venue, year=year)
-    workers = _usable_workers(workers, warn)
+    workers = _usable_workers(1 if workers is None and tagger.embedder_given else workers, warn)
     note(f"tagging with {tagger.taxonomy.label}")
     if (unfitted := tagger.learned.note()) is not None:
         note(unfitted)  # once, here: workers say nothing
@@ -153,7 +154,7 @@ def retag_files(
     output: str | Path | IO[bytes],
     *,
     errors: str | Path | None = None,
-    workers: int | None = 1,
+    workers: int | None = RETAG_WORKERS,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import PARTITION_SIZE
 from ..errors import InputError, InputNotice
 from ..io.files import open_input
 from ..io.jsonl import dumps
 from ..io.parts import part_name
 from ..io.readers import iter_records, read_line_range, read_parquet
 
-PARTITION_SIZE = 10_000  # records a partition holds at most
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 

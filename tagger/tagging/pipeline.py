@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import TaggerConfig, tagger_version
+from ..config import RETAG_WORKERS, TaggerConfig, tagger_version
 from ..errors import TaggerError
 from ..language import embedders, vectors
 from ..language.keyphrases import KeyphraseExtractor
@@ -77,6 +77,10 @@ class Tagger:
         return self._own_embedder or embedders.make_embedder(
             self.config.embedding_model, self.config.embedding_backend
         )
+
+    @property
+    def embedder_given(self) -> bool:  # an embedder object, which workers cannot be given
+        return self._own_embedder is not None
 
     @cached_property
     def nlp(self):
@@ -155,7 +159,7 @@ class Tagger:
         return self._many(papers, workers, self.config.batch_size, "tag_many")
 
     def retag_many(
-        self, records: Iterable[TaggedPaper], *, workers: int = 1
+        self, records: Iterable[TaggedPaper], *, workers: int = RETAG_WORKERS
     ) -> Iterator[TaggedPaper]:
         """:meth:`retag_batch` over tagged records, lazily, in order, in ``workers`` processes
         as :meth:`tag_many` does it (a Tagger made with :meth:`for_retag`)."""
@@ -167,7 +171,7 @@ class Tagger:
                 f"The 'workers' parameter of Tagger.{name} must be an int >= 1. "
                 f"Got {workers!r} instead."
             )
-        if workers > 1 and self._own_embedder is not None:
+        if workers > 1 and self.embedder_given:
             raise ValueError(
                 f"Tagger.{name}(workers > 1) starts each worker from the "
                 "configuration, so it cannot use an embedder object passed to the "

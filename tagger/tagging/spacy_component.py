@@ -74,7 +74,9 @@ class TaxonomyTagger:
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
 
-    def pipe(self, docs: Iterable[Doc], batch_size: int = 64) -> Iterator[Doc]:
+    def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
+        """Tag ``docs``, ``config.batch_size`` papers at a time (spaCy's ``batch_size`` is not
+        read: the tagger batches by its configuration)."""
         docs = list(docs)
         papers = {
             i: Paper(id=str(i), abstract=doc.text) for i, doc in enumerate(docs) if doc.text.strip()

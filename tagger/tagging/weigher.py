@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..config import WEIGHER_C
 from ..errors import TaggerError
 from ..io import packaged
 from .neighbours import VOTE_FEATURES
@@ -161,7 +162,7 @@ def fitted(
     rows: Sequence[Mapping[str, float]],
     labels: Sequence[int],
     *,
-    c: float = 1.0,
+    c: float = WEIGHER_C,
     names: Sequence[str] = FEATURES,
 ) -> Model:
     """A logistic model fitted to feature rows and 0/1 labels (scikit-learn, L2)."""

@@ -12,7 +12,7 @@ import pytest
 from tagger import RunSummary, Tagger, TaggerError, tag_files
 from tagger.runs.local import RunWarning
 
-from ..conftest import MINI_TAXONOMY
+from ..conftest import MINI_TAXONOMY, HashEmbedder
 
 PAPERS = (
     '{"id": "a", "abstract": "Reinforcement learning with policy gradient."}\n'
@@ -152,3 +152,29 @@ def test_an_output_that_cannot_be_opened_is_a_clear_error(fast_tagger, tmp_path)
     papers.write_text(PAPERS)
     with pytest.raises(TaggerError, match="cannot write .*/no/such/dir/out.jsonl: No such file"):
         tag_files(fast_tagger, [papers], tmp_path / "no" / "such" / "dir" / "out.jsonl")
+
+
+def test_a_run_from_python_takes_the_commands_workers_but_an_embedder_object_stays_here(
+    fast_tagger, tmp_path, monkeypatch
+):
+    """tag_files starts one worker per core by default, as `tagger tag` does (config.TAG_WORKERS);
+    a Tagger given an embedder object, which workers cannot have, tags in this process."""
+    import tagger.runs.local
+
+    monkeypatch.setattr(tagger.runs.local, "usable_cores", lambda: 4)
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(PAPERS)
+    asked = []
+
+    def counted(tag_many):
+        def tag_many_counted(papers, *, workers):
+            asked.append(workers)
+            return tag_many(papers)  # here: three papers are one batch, whatever the workers
+
+        return tag_many_counted
+
+    for each in (fast_tagger, Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())):
+        monkeypatch.setattr(each, "tag_many", counted(each.tag_many))
+        summary = tag_files(each, [papers], tmp_path / "out.jsonl", warn=lambda message: None)
+        assert summary.tagged == 3
+    assert asked == [4, 1]
