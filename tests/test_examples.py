@@ -127,3 +127,17 @@ def test_clear_cut_abstracts_get_their_area_first(tagger, child, root, phrase, a
     assert any(s < start + len(phrase) and start < e for s, e in spans), (spans, start)
     for ev in tag.evidence:
         assert abstract[ev.start : ev.end] == ev.text
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_committed_example_output_is_what_tagging_writes_here():
+    """examples/tagged/ is what `tagger tag examples/icml2025-abstracts.txt` writes on any
+    machine, byte for byte: the embedder and spaCy give the same bits on every x86-64 CPU
+    (tests/language/test_cross_cpu.py), and everything after them is exact arithmetic."""
+    from .conftest import run
+
+    result = run("tag", str(EXAMPLES / "icml2025-abstracts.txt"))
+    assert result.exit_code == 0, result.stderr
+    committed = (EXAMPLES / "tagged" / "icml2025-abstracts.jsonl").read_text()
+    assert result.stdout == committed, "run: tagger tag examples/icml2025-abstracts.txt -o ..."
