@@ -261,7 +261,7 @@ def run_all(commands: list[Command], where: Path) -> list[str]:
         if done.returncode not in command.exit_codes():
             wrong.append(f"exit code {done.returncode}, not {sorted(command.exit_codes())}")
         if command.shown is not None and not matches(command.shown, printed):
-            wrong.append("it printed other lines than the README shows")
+            wrong.append("it printed other lines than the page shows")
         elif command.shown is None and any(line.startswith("Error:") for line in printed):
             wrong.append("it printed an error")
         if wrong:
