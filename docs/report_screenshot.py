@@ -1,4 +1,4 @@
-"""Make docs/report.png, the README's picture of `tagger report`, from the code: tag the shipped
+"""Make docs/report.png, the tutorial's picture of `tagger report`, from the code: tag the shipped
 examples with this tree's tagger and its defaults (`tagger tag examples/*.txt examples/*.jsonl`),
 write their report, open it in headless Chromium with the Reinforcement learning area selected,
 and take the screenshot. Run from the repository root, with `.[test]` and Chromium installed (the
@@ -57,7 +57,7 @@ def chromium() -> str:
 
 
 def tagger(*args: str) -> None:
-    """The command line, as the README runs it (this tree's tagger, whatever is installed)."""
+    """The command line, as the tutorial runs it (this tree's tagger, whatever is installed)."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path}
     subprocess.run([sys.executable, "-m", "tagger", *args], check=True, cwd=ROOT, env=env)

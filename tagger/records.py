@@ -166,6 +166,9 @@ class Span(BaseModel):
 
 
 class Keyphrase(BaseModel):
+    """A keyphrase of the paper: how it is written, its normalised form, the probability that a
+    reader accepts it (``score``), and every span where it or a variant occurs."""
+
     text: str = Field(
         description="The phrase as the abstract first writes it, markup stripped; one found "
         "only in a Title Case title loses the title's capitals."
@@ -191,6 +194,9 @@ EvidenceKind = Literal["alias", "cue", "acronym", "pattern", "keyphrase"]
 
 
 class Evidence(BaseModel):
+    """One hit of a taxonomy rule that counts for a tag: which area's rule, of what kind, the words
+    exactly as in the paper with their offsets, and the weight the hit added."""
+
     area: str = Field(description="The area whose rule fired (a descendant, for a propagated tag).")
     kind: EvidenceKind = Field(
         description="alias, cue, acronym or pattern: a rule matched the "
@@ -217,6 +223,10 @@ class Neighbour(BaseModel):
 
 
 class AreaTag(BaseModel):
+    """An area the paper is tagged with (in ``tags``) or a contribution type (in ``facets``): its
+    path from the root, its score (the probability that a researcher accepts it), its evidence,
+    its crosswalk to conference areas, and the neighbours that support it."""
+
     id: str
     name: str
     path: list[str] = Field(description="Area ids from the root down to this area.")

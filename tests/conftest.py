@@ -35,6 +35,22 @@ ABSTRACTS = [
 ]
 
 
+def docs_pages() -> list[Path]:
+    """The documentation site's pages (mkdocs.yml's nav), in the order a reader meets them."""
+    import yaml
+
+    def leaves(nav):
+        for item in nav:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(value, list):
+                yield from leaves(value)
+            else:
+                yield ROOT / "docs" / value
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    return list(leaves(config["nav"]))
+
+
 def run(*args, input=None):
     """The CLI on ``args``: never a traceback, only a clean exit (whatever its code)."""
     from click.testing import CliRunner

@@ -1,4 +1,7 @@
-"""The README cannot drift from the command line: every command is documented and has help."""
+"""The README and the documentation site cannot drift from the code: every command is in the
+README's command table and has help, the docs' Python examples run and print what they say, every
+setting is listed with its default, the overlay shown loads, and the extra the docs name for an
+example holds what it imports."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from tagger.cli import main
 from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PYTHON_API = ROOT / "docs" / "reference" / "python.md"
+TAXONOMY = ROOT / "docs" / "reference" / "taxonomy.md"
+CLUSTER = ROOT / "docs" / "how-to" / "cluster.md"
 
 
 def _commands(group: click.Group, prefix: str = "tagger"):
@@ -37,44 +43,76 @@ def test_readme_commands_install_torch_first_and_ci_runs_the_test_command():
 
 
 @pytest.mark.models
-def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
+def test_the_docs_python_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    monkeypatch.chdir(tmp_path)  # the examples write tagged.jsonl and errors.jsonl here
-    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    (tmp_path / "scratch").mkdir()  # the page says to make it first
+    monkeypatch.chdir(tmp_path)  # the examples write scratch/tagged.jsonl and errors.jsonl here
+    blocks = re.findall(r"```python\n(.*?)```", PYTHON_API.read_text(encoding="utf-8"), re.S)
     assert len(blocks) == 4  # the API, a run with its settings, retag and diff, spaCy
     printed = []
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
+        exec(compile(block, str(PYTHON_API), "exec"), {})  # noqa: S102 - our own docs
         printed.append(capsys.readouterr().out.splitlines())
     said = re.search(r"# (\[\('rl.*\])$", blocks[0], re.M).group(1)
     assert printed[0][0] == said
     assert len(printed[0]) == 1 + 19  # then one line per paper of the example file
     # the second block says, after each print, what it prints
     assert printed[1] == re.findall(r"^print\(.*?\n(?:.*\n)*?# (.*)$", blocks[1], re.M)
-    assert (tmp_path / "errors.jsonl").read_text() == ""
+    assert (tmp_path / "scratch" / "errors.jsonl").read_text() == ""
     assert printed[2][0] == re.search(r"^# (retagged .*)$", blocks[2], re.M).group(1)
     assert printed[2][1].startswith(("True [", "False ["))
 
 
-def test_the_readme_lists_every_setting_with_its_default():
+def test_the_python_api_page_lists_every_setting_with_its_default():
     import dataclasses
 
     from tagger import TaggerConfig
 
-    text = " ".join(README.split())
+    text = " ".join(PYTHON_API.read_text(encoding="utf-8").split())
     for field in dataclasses.fields(TaggerConfig):
         default = f"{field.default:,}" if isinstance(field.default, int) else field.default
         default = default or "empty: the shipped one"
         assert f"`{field.name}` ({default})" in text, field.name
 
 
-def test_the_readme_overlay_example_loads(tmp_path):
-    """The overlay the README shows is a valid overlay of the shipped taxonomy."""
+def test_the_docs_overlay_example_loads(tmp_path):
+    """The overlay the taxonomy reference shows is a valid overlay of the shipped taxonomy."""
     from tagger.taxonomy.loading import load_taxonomy
 
-    block = next(b for b in README.split("```yaml\n")[1:] if b.startswith("extends: builtin"))
+    page = TAXONOMY.read_text(encoding="utf-8")
+    block = next(b for b in page.split("```yaml\n")[1:] if b.startswith("extends: builtin"))
     path = tmp_path / "ourlab.yaml"
     path.write_text(block.split("```")[0])
     taxonomy = load_taxonomy(path)
     assert "cv.3d.dynamic_scenes" in taxonomy.by_id and "type.survey" not in taxonomy.by_id
     assert taxonomy.by_id["safety.llm"].parent == "llm"
+
+
+def test_the_extra_the_duckdb_example_names_installs_duckdb():
+    """The docs' DuckDB query names the extra that installs DuckDB, and that extra does (it was
+    only in [test], which a user running the cluster how-to does not install)."""
+    import tomllib
+
+    page = CLUSTER.read_text(encoding="utf-8")
+    assert "import duckdb" in page
+    extra = re.search(r'DuckDB \(`pip install "\.\[(\w+)\]"`', page).group(1)
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        extras = tomllib.load(file)["project"]["optional-dependencies"]
+    assert any(re.match(r"duckdb\b", requirement) for requirement in extras[extra]), extras[extra]
+
+
+def test_the_readme_quotes_no_figure():
+    """Figures (evaluation, speed, timings) are in the generated pages the README links to, where
+    they cannot drift from what was measured; a number in the README's prose is a setting's
+    default (checked against TaggerConfig) or a count shown by a command it runs."""
+    import dataclasses
+
+    from tagger import TaggerConfig
+
+    prose = re.sub(r"^```.*?^```$", "", README, flags=re.M | re.S)  # transcripts are run
+    prose = re.sub(r"`[^`]*`", "", prose)  # commands and options
+    prose = re.sub(r"\b\d+(?:\.\d+){2,}\b", "", prose)  # addresses and versions: 127.0.0.1
+    defaults = {str(field.default) for field in dataclasses.fields(TaggerConfig)}
+    assert set(re.findall(r"\b\d+\.\d+\b", prose)) <= defaults
+    unit = r"\d\s*(?:%|×|x\b|s\b|ms\b|min\b|minutes|seconds|hours|abstracts/s|papers/s)"
+    assert not re.findall(rf".{{0,30}}{unit}", prose)

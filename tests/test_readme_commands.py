@@ -1,11 +1,13 @@
-"""Every shell command the README shows, and every example a ``--help`` text ends with, runs as
-pasted and prints what the README says it prints.
+"""Every shell command the README and the documentation site's pages show, and every example a
+``--help`` text ends with, runs as pasted and prints what the page says it prints.
 
 A reader who has run the README's setup command (its virtual environment active, so that bare
-``tagger`` and ``python3`` are the environment's) pastes the commands into a fresh clone, in the
-README's order, one file feeding the next. These tests do that in a copy of the repository's files
-(data included) in ``tmp_path``, with ``bash``, the Python environment's ``bin`` first on ``PATH``
-and ``HF_HUB_OFFLINE=1``.
+``tagger`` and ``python3`` are the environment's) pastes the commands into a fresh clone, the
+README's first, then each page's in the order of the site's navigation (mkdocs.yml), one file
+feeding the next. These tests do that in a copy of the repository's files (data included) in
+``tmp_path``, with ``bash``, the Python environment's ``bin`` first on ``PATH`` and
+``HF_HUB_OFFLINE=1``. What the commands write must be what the checkout's ``.gitignore`` ignores
+(``tagged.jsonl``, ``scratch/``): pasting them leaves no untracked file behind.
 
 What is compared, strictly:
 
@@ -13,13 +15,13 @@ What is compared, strictly:
   lines while a quote is open or a line ends in ``\\``), and the lines up to the next command are
   what it prints, stdout and stderr together as on a terminal. Each printed line must be equal to
   the README's, trailing spaces aside; a line that is only ``...`` stands for any number of lines.
-  No number is skipped: the README shows no timing in these blocks.
+  No number is skipped: the pages show no timing in these blocks.
 - A ```` ```bash ```` or ```` ```sh ```` block is pasted whole and must exit 0.
-- A command exits 0, or 1 when what the README shows it print holds an ``Error:`` line, or as
+- A command exits 0, or 1 when what the page shows it print holds an ``Error:`` line, or as
   ``EXIT_CODES`` says.
 - A ``--help`` example must exit 0 (or as ``EXIT_CODES`` says) and print no ``Error:``. The
   examples run after the README's commands, in the same copy (the files they name, such as
-  ``tagged.jsonl``, are the ones the README made), in the order of the README's command table.
+  ``tagged.jsonl``, are the ones the pages made), in the order of the README's command table.
 
 What cannot run in a test is in ``SKIPPED``, each with its reason, and the list must not go stale.
 """
@@ -43,23 +45,30 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 
-from .conftest import ROOT
+from .conftest import ROOT, docs_pages
 
 README_PATH = ROOT / "README.md"
+# where a reader pastes commands from, in the order they read: the README, then the site's pages
+PAGES = [README_PATH, *docs_pages()]
 
 # A command (a `$` command of a console block, a whole bash block, a --help example) that contains
 # one of these is not run, for the reason given.
 SKIPPED = {
     "pip install": "installs packages: the setup commands (.ci/run runs the second as written)",
-    "arxiv/*.jsonl.gz": "reads the user's own corpus, which the README names as an example",
+    "arxiv/*.jsonl.gz": "reads the user's own corpus, which the cluster how-to names as an example",
     # the test run's time (under 10 minutes): these tag 479, 500 and 300 papers, and
     # docs/make_eval.sh runs the same evaluations
     "tagger eval data/iclr2026-dev.jsonl": "tags 479 papers: make_eval.sh runs it too",
     "tagger eval --judged judged/judged.jsonl": "tags 500 papers: make_eval.sh runs it too",
     "tagger eval --judged judged/keyphrases.jsonl": "tags 300 papers: make_eval.sh runs it too",
     "tagger review ": "serves until Ctrl-C: tests/corpus/test_review.py opens it in Chromium",
-    "tagger fit --taxonomy examples/iclr-areas.yaml": "fits on 479 papers, minutes: "
-    "tests/fitting/test_fit.py fits the same way on a few",
+    # a fit of 479 papers takes minutes: tests/fitting/test_fit.py runs the same command (the
+    # same taxonomy, labels and options) on 90 of them, then tags with the model it wrote
+    "--judged data/iclr2026-dev.jsonl --labels primary_area": "fits for minutes: "
+    "tests/fitting/test_fit.py fits the same way on 90 papers",
+    "--model scratch/iclr-model": "tags with the model of the fit left out: test_fit.py does",
+    # docs/benchmarks.md records the runs it reports, commands included
+    "python benchmarks/": "benchmarks run for minutes to hours; docs/benchmarks.md is their record",
 }
 # A command that contains one of these exits with one of the codes given, not 0.
 EXIT_CODES = {
@@ -69,11 +78,11 @@ EXIT_CODES = {
 
 @dataclass
 class Command:
-    """One command to paste: where it is, its text, and what the README shows it print."""
+    """One command to paste: where it is, its text, and what the page shows it print."""
 
     where: str
     text: str
-    shown: list[str] | None = None  # None: the README shows no output (bash blocks, --help)
+    shown: list[str] | None = None  # None: the page shows no output (bash blocks, --help)
     skip: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -99,19 +108,20 @@ def _complete(text: str) -> bool:
     return True
 
 
-def readme_commands(readme: str) -> list[Command]:
-    """The README's commands in order: each ``$`` command of a console block with the lines it is
-    shown to print, and each bash or sh block whole."""
+def readme_commands(readme: str, source: str = "README.md") -> list[Command]:
+    """A page's commands in order (the README's, or a docs page's; ``source`` names it): each
+    ``$`` command of a console block with the lines it is shown to print, and each bash or sh
+    block whole."""
     commands = []
     for block in re.finditer(r"^```(console|bash|sh)\n(.*?)^```$", readme, re.M | re.S):
         line = readme.count("\n", 0, block.start(2)) + 1
         body = block.group(2).splitlines()
         if block.group(1) != "console":
-            commands.append(Command(f"README.md line {line}", block.group(2)))
+            commands.append(Command(f"{source} line {line}", block.group(2)))
             continue
         at = 0
         while at < len(body):
-            assert body[at].startswith("$ "), f"README.md line {line + at}: not a command"
+            assert body[at].startswith("$ "), f"{source} line {line + at}: not a command"
             start, text = at, body[at][2:]
             at += 1
             while not _complete(text) and at < len(body):
@@ -121,8 +131,19 @@ def readme_commands(readme: str) -> list[Command]:
             while at < len(body) and not body[at].startswith("$ "):
                 shown.append(body[at])
                 at += 1
-            commands.append(Command(f"README.md line {line + start}", text, shown))
+            commands.append(Command(f"{source} line {line + start}", text, shown))
     return commands
+
+
+def page_commands() -> list[Command]:
+    """Every page's commands, the README's first, then the site's pages in their nav's order."""
+    return [
+        command
+        for page in PAGES
+        for command in readme_commands(
+            page.read_text(encoding="utf-8"), str(page.relative_to(ROOT))
+        )
+    ]
 
 
 def _commands_of(group: click.Group, prefix: str):
@@ -162,6 +183,29 @@ def matches(shown: list[str], printed: list[str]) -> bool:
         r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line.rstrip()) + r"\n" for line in shown
     )
     return re.fullmatch(pattern, "".join(line.rstrip() + "\n" for line in printed)) is not None
+
+
+def _files(where: Path) -> set[str]:
+    return {str(path.relative_to(where)) for path in where.rglob("*") if not path.is_dir()}
+
+
+def left_behind(made: set[str]) -> list[str]:
+    """Of the files ``made`` (paths relative to the top folder), those a clone would show as
+    untracked: not ignored by the checkout's .gitignore. Outside a git checkout: none known."""
+    if not made:
+        return []
+    try:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "--no-index", "--stdin", "-z"],
+            cwd=ROOT,
+            input="\0".join(sorted(made)).encode(),
+            capture_output=True,
+        )
+    except OSError:
+        return []
+    if ignored.returncode not in (0, 1):  # 1: none is ignored
+        return []
+    return sorted(made - set(filter(None, ignored.stdout.decode().split("\0"))))
 
 
 def fresh_copy(to: Path) -> Path:
@@ -219,7 +263,7 @@ def run_all(commands: list[Command], where: Path) -> list[str]:
         if done.returncode not in command.exit_codes():
             wrong.append(f"exit code {done.returncode}, not {sorted(command.exit_codes())}")
         if command.shown is not None and not matches(command.shown, printed):
-            wrong.append("it printed other lines than the README shows")
+            wrong.append("it printed other lines than the page shows")
         elif command.shown is None and any(line.startswith("Error:") for line in printed):
             wrong.append("it printed an error")
         if wrong:
@@ -232,11 +276,30 @@ README = README_PATH.read_text(encoding="utf-8")
 
 
 def test_the_skip_list_is_not_stale():
-    everything = [c.text for c in readme_commands(README) + help_examples(README)]
+    everything = [c.text for c in page_commands() + help_examples(README)]
     for key in SKIPPED:
-        assert any(key in text for text in everything), f"nothing the README runs holds {key!r}"
+        assert any(key in text for text in everything), f"nothing the pages run holds {key!r}"
     for key in EXIT_CODES:
-        assert any(key in text for text in everything), f"nothing the README runs holds {key!r}"
+        assert any(key in text for text in everything), f"nothing the pages run holds {key!r}"
+
+
+def test_the_docs_pages_commands_are_collected_in_the_order_a_reader_meets_them():
+    """The README's commands come first, then each page's in nav order; a page's line numbers
+    are its own. The tutorial makes the scratch folder before anything writes into it."""
+    commands = page_commands()
+    sources = [c.where.split(" line ")[0] for c in commands]
+    assert sources[0] == "README.md"
+    order = {str(page.relative_to(ROOT)): k for k, page in enumerate(PAGES)}
+    assert [order[s] for s in sources] == sorted(order[s] for s in sources)
+    tutorial = [c for c in commands if c.where.startswith("docs/tutorial.md")]
+    assert tutorial[0].text == "mkdir -p scratch"
+    first = readme_commands("text\n```console\n$ true\n```\n", "docs/x.md")[0]
+    assert first.where == "docs/x.md line 3"
+
+
+def test_files_left_behind_are_those_gitignore_does_not_ignore():
+    assert left_behind({"scratch/report.html", "tagged.jsonl", "report.html"}) == ["report.html"]
+    assert left_behind(set()) == []
 
 
 def test_commands_are_read_as_a_reader_pastes_them():
@@ -262,20 +325,26 @@ def test_commands_are_read_as_a_reader_pastes_them():
 @pytest.mark.models
 @pytest.mark.slow
 def test_every_readme_command_and_help_example_runs_as_pasted(tmp_path, embedder):
-    """The README's commands in order, then the ``--help`` examples, in one fresh copy, as a reader
-    who has read the README goes on to the help; a help example the README has run already is not
-    run again. ``embedder`` has exported the model into this session's cache, as the setup
-    command's first run does, so that no command here says it is exporting."""
+    """The README's commands in order, then the docs pages', then the ``--help`` examples, in one
+    fresh copy, as a reader who has read the README and the docs goes on to the help; a help
+    example a page has run already is not run again. What the pages' commands write is ignored by
+    .gitignore (the scratch folder): they leave nothing untracked in a checkout. ``embedder`` has
+    exported the model into this session's cache, as the setup command's first run does, so that
+    no command here says it is exporting."""
     embedder.embed(["the export happens on first use"])
-    commands = readme_commands(README)
+    commands = page_commands()
     assert sum(not c.skip for c in commands) >= 10
     examples = help_examples(README)
-    # only eval's three examples are left out (SKIPPED: they tag hundreds of papers), and review's
-    # (it serves until Ctrl-C)
+    # only eval's three examples are left out (SKIPPED: they tag hundreds of papers), review's (it
+    # serves until Ctrl-C) and fit's two (the fit how-to runs the same fit)
     assert [c.where for c in examples if c.skip] == ["`tagger eval --help`"] * 3 + [
-        "`tagger review --help`",
-        "`tagger fit --help`",
-    ]
+        "`tagger review --help`"
+    ] + ["`tagger fit --help`"]
+    where = fresh_copy(tmp_path)
+    before = _files(where)
+    faults = run_all(commands, where)
+    untracked = left_behind(_files(where) - before)
+    assert not untracked, f"the pages' commands leave untracked files behind: {untracked}"
     run = {c.text for c in commands}
-    faults = run_all(commands + [c for c in examples if c.text not in run], fresh_copy(tmp_path))
+    faults += run_all([c for c in examples if c.text not in run], where)
     assert not faults, "\n\n".join(faults)

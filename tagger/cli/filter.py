@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from .options import (
     Skipped,
     example,
     incomplete_option,
+    note,
     renamed_option,
     tagged_argument,
     tagged_lines,
@@ -79,8 +81,19 @@ def filter_(
         keep = paper_filter(taxonomy.by_id, **criteria)
     except QueryError as exc:  # the option's value is wrong: a usage error
         raise click.UsageError(str(exc)) from None
-    kept = (line for line in lines if keep(line.record))
-    for output in format_selected(kept, output_format):
+    read = kept = 0
+
+    def selected() -> Iterator[Any]:
+        nonlocal read, kept
+        for line in lines:
+            read += 1
+            if keep(line.record):
+                kept += 1
+                yield line
+
+    for output in format_selected(selected(), output_format):
         sys.stdout.buffer.write(output)
     sys.stdout.flush()
+    if not kept:  # an empty stdout should not leave the reader guessing whether anything ran
+        note(f"no paper matched the filter ({read:,} papers read)")
     skipped.exit_if_any()

@@ -158,7 +158,7 @@ def _taxonomy_in_use(ctx: click.Context, param: click.Parameter, value: Path | N
             f"{here} here is not the taxonomy in use: without --taxonomy, tagger reads the "
             f"packaged taxonomy, and {here} differs from it. To use it, pass --taxonomy {here}; "
             "to change the taxonomy, write an overlay that says what changes "
-            "(`extends: builtin`, README: Overlays) and pass that"
+            "(`extends: builtin`, docs/reference/taxonomy.md: Overlays) and pass that"
         )
     return value
 

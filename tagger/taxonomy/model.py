@@ -19,7 +19,7 @@ A taxonomy file looks like this::
         parent: rl
         aliases: [offline reinforcement learning]
 
-See the README for every field; :mod:`tagger.taxonomy.loading` reads such a file.
+docs/reference/taxonomy.md describes every field; :mod:`tagger.taxonomy.loading` reads such a file.
 """
 
 from __future__ import annotations

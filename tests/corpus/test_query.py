@@ -90,6 +90,45 @@ def test_filter_where_venue_year_and_formats(tmp_path):
     assert bad.stderr.splitlines()[-1] == "Error: --where 'rl and (': the expression ends too early"
 
 
+@pytest.mark.parametrize(
+    ("args", "stdout", "stderr"),
+    [
+        (["--area", "graphs.gnn"], "", ""),  # a match: nothing said
+        (
+            ["--where", "rl and graphs.gnn"],
+            "",
+            "Note: no paper matched the filter (3 papers read)\n",
+        ),
+        (
+            ["--venue", "NeurIPS", "--output-format", "ids"],
+            "",
+            "Note: no paper matched the filter (3 papers read)\n",
+        ),
+        (
+            ["--year", "2030", "--output-format", "csv"],
+            "id,title,venue,year,tags,types\n",
+            "Note: no paper matched the filter (3 papers read)\n",
+        ),
+    ],
+)
+def test_a_filter_that_keeps_nothing_says_so_on_stderr(tmp_path, args, stdout, stderr):
+    """An empty stdout alone cannot tell a filter that matched nothing from one that read
+    nothing; the note goes to stderr, so the data on stdout stays only data, and the exit code
+    stays 0 (keeping no paper is an answer, not an error)."""
+    path = write_tagged(
+        tmp_path / "tagged.jsonl",
+        [tagged_record(i, [["rl"]] if i != "c" else [["graphs", "graphs.gnn"]]) for i in "abc"],
+    )
+    result = CliRunner().invoke(
+        main, ["filter", str(path), *args, "--taxonomy", str(MINI_TAXONOMY)]
+    )
+    assert result.exit_code == 0
+    if stderr:
+        assert (result.stdout, result.stderr) == (stdout, stderr)
+    else:  # the paper kept, and not a word on stderr
+        assert result.stdout.count("\n") == 1 and result.stderr == ""
+
+
 def test_filter_tagged_from_python():
     """The library function the command uses: areas (any of), where, venue, year, min_score."""
     from tagger import filter_tagged

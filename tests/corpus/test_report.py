@@ -3,7 +3,7 @@ opened in a real headless Chromium (Debian's package): no console errors, no net
 give the counts Python gives, evidence is highlighted; at 1,280 and 1,920 px nothing scrolls
 sideways, the heatmap's rows and columns are labelled alike and whole, the search box shows its
 placeholder, the score filter starts at the run's --min-score, an area's keyphrases are rare
-elsewhere; and docs/report_screenshot.py makes the README's picture."""
+elsewhere; and docs/report_screenshot.py makes the tutorial's picture."""
 
 from __future__ import annotations
 
@@ -458,7 +458,7 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
 
 @pytest.mark.slow
 def test_the_readmes_screenshot_is_made_by_a_script(tagged_examples, chromium_path, tmp_path):
-    """docs/report_screenshot.py renders the report and takes the README's picture: the same
+    """docs/report_screenshot.py renders the report and takes the tutorial's picture: the same
     picture twice, at the size it says."""
     pytest.importorskip("playwright.sync_api")
     script = ROOT / "docs" / "report_screenshot.py"

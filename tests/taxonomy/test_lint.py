@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 from tagger.io.display import short_path
-from tagger.taxonomy.lint import can_backtrack_catastrophically, lint_taxonomy
+from tagger.taxonomy.lint import PAPERS_PER_AREA, can_backtrack_catastrophically, lint_taxonomy
 
 from ..conftest import DATA, tagged_record, write_tagged
 
@@ -134,6 +134,10 @@ def test_each_fault_is_one_line_with_its_yaml_line(name, exit_code, findings):
     assert result.exit_code == exit_code
 
 
+# untagged papers enough for clean.yaml's two areas to be judged (PAPERS_PER_AREA each)
+PADDING = [tagged_record(f"pad{k}", []) for k in range(2 * PAPERS_PER_AREA - 1)]
+
+
 def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
     # rl is tagged (with a sub-area's evidence, as a parent is), rl.offline never is
     corpus = write_tagged(
@@ -144,7 +148,7 @@ def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
                 [["rl"]],
                 evidence=[("rl", "reinforcement learning"), ("rl", "rl.offline", "batch RL")],
             ),
-            tagged_record("b", []),
+            *PADDING,
         ],
     )
     path = BROKEN / "clean.yaml"
@@ -160,7 +164,7 @@ def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
     ]
     assert result.exit_code == 0
 
-    write_tagged(corpus, [tagged_record("a", [])])
+    write_tagged(corpus, [tagged_record("a", []), *PADDING])
     result = lint("--taxonomy", str(path), "--corpus", str(corpus))
     never = (
         "never tagged in corpus.jsonl, and none of its 2 rules fired (check its rules "
@@ -170,6 +174,28 @@ def test_corpus_reports_rules_that_never_fired_and_areas_never_tagged(tmp_path):
         f"{path} line 4: warning: area 'rl': {never}",
         f"{path} line 9: warning: area 'rl.offline': {never}",
     ]
+
+
+def test_a_corpus_too_small_for_its_taxonomy_gets_one_line_of_counts_not_advice(tmp_path):
+    """19 papers cannot show that a rule of a 200-area taxonomy is unused: lint says how many
+    areas and rules were silent and how large a corpus would tell, instead of a warning per area
+    that advises removing rules."""
+    corpus = write_tagged(
+        tmp_path / "corpus.jsonl",
+        [
+            tagged_record("a", [["rl"]], evidence=[("rl", "reinforcement learning")]),
+            *PADDING[:-1],  # one paper short of 10 an area
+        ],
+    )
+    path = BROKEN / "clean.yaml"
+    result = lint("--taxonomy", str(path), "--corpus", str(corpus))
+    assert result.stdout.splitlines() == [
+        f"{short_path(path)}: warning: corpus.jsonl holds 19 papers, too few to tell unused rules "
+        "from rules no paper there called for: 1 of 2 areas were never tagged and 3 of 4 rules "
+        "never fired (lint with 20 papers or more, 10 an area, to have them listed)"
+    ]
+    assert result.stderr.endswith("\n0 errors, 1 warnings\n")  # after the other-taxonomy warning
+    assert result.exit_code == 0
 
 
 def test_shipped_taxonomy_has_no_errors():

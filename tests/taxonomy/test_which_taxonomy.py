@@ -19,7 +19,7 @@ IGNORED = (
     "Warning: taxonomy.yaml here is not the taxonomy in use: without --taxonomy, tagger reads "
     "the packaged taxonomy, and taxonomy.yaml differs from it. To use it, pass --taxonomy "
     "taxonomy.yaml; to change the taxonomy, write an overlay that says what changes "
-    "(`extends: builtin`, README: Overlays) and pass that\n"
+    "(`extends: builtin`, docs/reference/taxonomy.md: Overlays) and pass that\n"
 )
 
 
