@@ -15,9 +15,8 @@ from tagger.errors import InputError
 from tagger.io.inputs import paper_inputs
 from tagger.io.readers import iter_records
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY
+from ..conftest import EXAMPLES, MINI
 
-MINI = ["--taxonomy", str(MINI_TAXONOMY)]
 NOT_PAPERS = (
     "not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
     ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like one; "

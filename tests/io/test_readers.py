@@ -633,16 +633,48 @@ def test_utf16_file(tmp_path: Path) -> None:
     assert str(caught.value) == f"{path}: the file is UTF-16; save it as UTF-8"
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any file"
-)
 def test_unreadable_file(tmp_path: Path) -> None:
+    """A file the user may not read is an InputError that says so. Root may read any file, so as
+    root (CI) the check runs as the user nobody (setpriv), the file root's own."""
     path = tmp_path / "secret.jsonl"
     path.write_text('{"abstract": "x"}\n', encoding="utf-8")
     path.chmod(0)
-    with pytest.raises(InputError) as caught:
-        iter_records(path)
-    assert str(caught.value) == f"{path}: permission denied: the file is not readable"
+    if os.geteuid() != 0:
+        with pytest.raises(InputError) as caught:
+            iter_records(path)
+        assert str(caught.value) == f"{path}: permission denied: the file is not readable"
+        return
+    import shutil
+    import subprocess
+    import sys
+
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) runs the check as another user"
+    tmp_path.chmod(0o755)
+    script = (
+        "import sys\nfrom tagger.errors import InputError\nfrom tagger.io.readers import "
+        "iter_records\ntry:\n    iter_records(sys.argv[1])\nexcept InputError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [
+            setpriv,
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            script,
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+    )
+    assert done.stdout.strip() == f"{path}: permission denied: the file is not readable", (
+        done.stderr
+    )
 
 
 @pytest.mark.parametrize("suffix", [".txt", ".jsonl", ".json", ".csv", ".tsv", ""])

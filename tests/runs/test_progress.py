@@ -7,20 +7,18 @@ from __future__ import annotations
 import json
 import re
 
-from click.testing import CliRunner
-
-from tagger.cli import main
 from tagger.io.inputs import count_papers
 from tagger.io.tagged import count_lines
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY
+from ..conftest import EXAMPLES, MINI
+from ..conftest import run as run_cli
 
-MINI = ["--taxonomy", str(MINI_TAXONOMY)]
 ICML = EXAMPLES / "icml2025-abstracts.txt"  # 19 papers
 
 
 def run(*args):
-    return CliRunner().invoke(main, [*args, *MINI], catch_exceptions=False)
+    """The CLI with the small test taxonomy."""
+    return run_cli(*args, *MINI)
 
 
 def last_bar(stderr: str) -> str:

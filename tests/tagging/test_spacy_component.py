@@ -1,7 +1,9 @@
-"""The spaCy component, in a real spaCy pipeline, with the real model."""
+"""The spaCy component, in a real spaCy pipeline: with the stand-in embedder in the fast lane,
+and once with the real model (test_the_component_with_the_real_model)."""
 
 from __future__ import annotations
 
+import pytest
 import spacy
 
 import tagger.tagging.spacy_component  # noqa: F401  (registers the factory)
@@ -31,3 +33,13 @@ def test_component_puts_tags_keyphrases_and_evidence_spans_on_the_doc():
     docs = list(nlp.pipe([TEXT, "", "We bake bread."]))
     assert [bool(d._.area_tags) for d in docs] == [True, False, False]
     assert [t.id for t in docs[0]._.area_tags] == ids
+
+
+@pytest.mark.models
+def test_the_component_with_the_real_model():
+    """The same pipeline as users build it: the component loads the default embedder itself."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("taxonomy_tagger", config={"taxonomy": str(MINI_TAXONOMY)})
+    doc = nlp(TEXT)
+    assert {"rl.multi-agent", "graphs.gnn"} <= {tag.id for tag in doc._.area_tags}
+    assert "multi-agent reinforcement learning" in [k.text.lower() for k in doc._.keyphrases]

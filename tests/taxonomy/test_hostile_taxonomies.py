@@ -7,22 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from tagger.cli import main
-
-from ..conftest import MINI_TAXONOMY
+from ..conftest import MINI_TAXONOMY, run
 
 # The regex engine takes minutes on 'abc abc ... abc' for each of these: each backtracks over
 # the words, looking for something after them that is never there.
 SLOW = [r"(?:[a-z]+ ?){1,40}\d", r"(?:[a-z]+ ?){1,40}Q", r"(?:[a-z]+ ?){1,40}!"]
-
-
-def run(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
 def _taxonomy(patterns):
