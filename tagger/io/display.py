@@ -43,11 +43,12 @@ def progress_bar(
 ) -> Iterator[T]:
     """``items`` as they come, with a bar on stderr that counts them against ``total`` (None:
     not known, so a count and a rate only) and says the time left. ``initial``: how many were
-    done before (a resumed run), counted in the bar and not in its rate."""
+    done before (a resumed run), counted in the bar and not in its rate. The clock starts when
+    the first item comes: what came before it (loading the models) is not work the rest will
+    repeat, and counted in, it made the first estimate hours long."""
     from tqdm import tqdm
 
     bar = tqdm(
-        items,
         total=total,
         initial=initial,
         unit=f" {unit}",
@@ -56,4 +57,11 @@ def progress_bar(
         smoothing=0.1,
     )
     with bar:
-        yield from bar
+        for n, item in enumerate(items):
+            if n == 0:
+                bar.reset(total=total)
+                bar.n = bar.initial = initial + 1
+                bar.refresh()
+            else:
+                bar.update()
+            yield item

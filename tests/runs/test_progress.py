@@ -84,3 +84,19 @@ def test_totals_are_counted_cheaply_and_exactly(tmp_path):
     tagged = EXAMPLES / "tagged" / "icml2025-abstracts.jsonl"
     assert count_lines(tagged) == 19
     assert count_lines("-") is None
+
+
+def test_the_clock_starts_with_the_first_paper_not_with_loading(capsys):
+    """What comes before the first item (loading the models) is not in the rate or the time
+    left: the first estimate of a run was once 1:17:54 for minutes of work."""
+    import time
+
+    from tagger.io.display import progress_bar
+
+    def slow_start():
+        time.sleep(1.2)  # the models loading
+        yield from range(4)
+
+    assert list(progress_bar(slow_start(), total=4)) == [0, 1, 2, 3]
+    final = last_bar(capsys.readouterr().err)
+    assert "4/4" in final and "[00:00<00:00" in final, final
