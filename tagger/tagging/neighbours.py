@@ -234,18 +234,11 @@ def _float_rows(index: NeighbourIndex) -> tuple[np.ndarray, np.ndarray]:
 
 @cache
 def _rows_in(index: NeighbourIndex, below: frozenset[str]) -> np.ndarray:
-    wanted = {k for k, name in enumerate(index.areas) if name in below}
-    rows = [
-        i
-        for i in range(len(index))
-        for a, s in zip(
-            index.tag_area[index.tag_start[i] : index.tag_start[i + 1]],
-            index.tag_score[index.tag_start[i] : index.tag_start[i + 1]],
-            strict=True,
-        )
-        if a in wanted and s >= AGREE
-    ]
-    return np.array(sorted(set(rows)), dtype=np.intp)
+    wanted = [k for k, name in enumerate(index.areas) if name in below]
+    starts = np.asarray(index.tag_start)
+    paper_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))  # each tag's paper
+    hit = np.isin(index.tag_area, wanted) & (np.asarray(index.tag_score) >= AGREE)
+    return np.unique(paper_of[hit]).astype(np.intp)
 
 
 @cache
