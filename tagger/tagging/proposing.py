@@ -106,7 +106,10 @@ def propose(
         return raw[area_id]
 
     found = [Candidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
-    more = [*sorted(votes.proposed() - set(by_area)), *(a for a in always if a not in by_area)]
+    # a facet's candidates are its values (``always``): the topics the votes find likely are
+    # the topic group's candidates, never a facet's (they were listed as types once)
+    proposed = votes.proposed() & set(always) if always else votes.proposed()
+    more = [*sorted(proposed - set(by_area)), *(a for a in always if a not in by_area)]
     found += [Candidate(a, [], 0.0, 0.0) for a in dict.fromkeys(more)]
     totals = {c.area: c.total for c in found}
     roots = {c.area: c.total for c in found if taxonomy.by_id[c.area].parent is None}

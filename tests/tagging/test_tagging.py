@@ -272,3 +272,25 @@ def test_a_papers_cost_grows_in_proportion_to_its_length(hash_tagger):
 
     cost(1_000)  # warm up
     assert cost(32_000) / cost(4_000) < 20
+
+
+def test_a_facet_is_offered_its_values_only_not_the_topics_the_area_model_finds_likely(nlp):
+    """The area model's votes reach both groups (a type reads its probability too), but the
+    topics it proposes are topic candidates: once they were proposed in the type group as well,
+    and listed as types (graph.gnn as a contribution type)."""
+    from tagger.tagging.areas import AreaVotes
+    from tagger.tagging.neighbours import Neighbours
+
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    analysis, _ = _hits_and_analysis(nlp, None, "We study message passing on molecules.", [])
+    likely = Neighbours((AreaVotes({"graphs.gnn": 0.9, "type.theory": 0.8}, taxonomy),))
+    values = taxonomy.children["type"]
+
+    def offered(always):
+        found, _ = propose(
+            [], analysis, taxonomy, n_keyphrases=0, config=CONFIG, votes=likely, always=always
+        )
+        return {c.area for c in found}
+
+    assert offered(values) == set(values)  # the facet's values, every one, and nothing else
+    assert offered(()) == {"graphs.gnn"}  # the topic group gets the topic it finds likely
