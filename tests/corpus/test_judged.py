@@ -281,9 +281,7 @@ def test_the_sealed_papers_are_in_no_other_judged_file():
 
 @pytest.mark.models
 def test_the_shipped_weigher_was_fitted_on_the_judged_set():
-    from tagger.tagging.weigher import Weigher
-
-    assert Weigher.load(FittedModel.load().path("weigher")).fitted_on(JUDGED)
+    assert FittedModel.load().fitted_on(JUDGED)
 
 
 RULES = """version: "1"

@@ -20,7 +20,7 @@ import pytest
 
 from tagger.taxonomy.loading import default_taxonomy_path
 
-from ..conftest import ABSTRACTS, EXAMPLES, MINI, ROOT, run, tagged_record, write_tagged
+from ..conftest import ABSTRACTS, MINI, ROOT, run, tagged_record, write_tagged
 
 
 def papers(path, abstracts=ABSTRACTS):
@@ -237,7 +237,9 @@ def _alive(pid):
 @pytest.mark.models
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_workers_end_when_the_parent_is_killed(tmp_path, how):
-    inputs = [str(EXAMPLES / "icml2025-abstracts.txt"), str(EXAMPLES / "iclr2025-sample.jsonl")]
+    # 479 papers, one a batch: still running when the signal comes, however fast the machine
+    # (two example files were once done by then, and a SIGTERM after the end killed nothing)
+    inputs = [str(ROOT / "data" / "iclr2026-dev.jsonl")]
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -268,6 +270,7 @@ def test_workers_end_when_the_parent_is_killed(tmp_path, how):
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.2)
     assert not any(_alive(w) for w in workers)
+    assert len((tmp_path / "out.jsonl").read_bytes().splitlines()) < 479  # stopped mid-run
     if how == signal.SIGTERM:
         assert proc.returncode == 143
         assert proc.stderr.read().decode().splitlines()[-1].startswith("Terminated.")
