@@ -171,20 +171,22 @@ def test_tag_options_reach_the_tagger(tmp_path):
         "(GNNs), policy gradient and message passing for traffic control.\n"
     )
     loose = json.loads(run("tag", str(papers), "--min-score", "0", *MINI).stdout)
-    assert len(loose["tags"]) >= 3 and len(loose["keyphrases"]) >= 3
+    assert len(loose["tags"]) >= 2 and len(loose["keyphrases"]) >= 3
     assert loose["provenance"]["settings"] == {"min_score": 0.0}
     fewer = json.loads(
-        run("tag", str(papers), "--min-score", "0", "--max-tags", "2", "--top-n", "2", *MINI).stdout
+        run("tag", str(papers), "--min-score", "0", "--max-tags", "1", "--top-n", "2", *MINI).stdout
     )
-    likeliest = sorted(loose["tags"], key=lambda t: (-t["score"], t["id"]))[:2]
+    likeliest = sorted(loose["tags"], key=lambda t: (-t["score"], t["id"]))[:1]
     kept = {t["id"] for t in likeliest}  # max_tags keeps the likeliest, in the same order
     assert [t["id"] for t in fewer["tags"]] == [t["id"] for t in loose["tags"] if t["id"] in kept]
     assert len(fewer["keyphrases"]) == 2
-    default = json.loads(run("tag", str(papers), *MINI).stdout)
-    # --min-score 0.7 lists the tags that reach it, or the likeliest alone (min_tags 1)
-    reach = [t for t in default["tags"] if t["score"] >= 0.7]
-    assert default["tags"] == reach or (not reach and len(default["tags"]) == 1)
-    assert len(default["tags"]) < len(loose["tags"])
+    # a --min-score between the loose run's scores lists the tags that reach it (or the
+    # likeliest alone, min_tags 1): fewer than the loose run
+    cut = round(sum(sorted(t["score"] for t in loose["tags"])[-2:]) / 2, 2)
+    strict = json.loads(run("tag", str(papers), "--min-score", str(cut), *MINI).stdout)
+    reach = [t for t in strict["tags"] if t["score"] >= cut]
+    assert strict["tags"] == reach or (not reach and len(strict["tags"]) == 1)
+    assert 0 < len(strict["tags"]) < len(loose["tags"])
 
 
 def test_schema_is_the_json_schema_of_an_output_line():
