@@ -186,6 +186,10 @@ def chromium_path():
     )
 
 
+# a paper no area fits: its likeliest tag is listed alone, below any min score the page starts at
+OFF_TOPIC = Paper(id="bread", abstract="We bake sourdough bread and measure how its crust browns.")
+
+
 @pytest.fixture(scope="module")
 def tagged_examples(tagger, tmp_path_factory):
     """The shipped examples tagged by the real pipeline, plus a paper with a hostile title."""
@@ -203,6 +207,7 @@ def tagged_examples(tagger, tmp_path_factory):
             abstract="We study multi-agent reinforcement learning (MARL) on graphs.",
         )
     )
+    papers.append(OFF_TOPIC)  # every tag below the default min score
     path = tmp_path_factory.mktemp("report") / "tagged.jsonl"
     path.write_text("".join(t.model_dump_json() + "\n" for t in tagger.tag_many(papers)))
     return path
@@ -217,6 +222,7 @@ def report_at_085(embedder, tmp_path_factory):
         for source in sorted(EXAMPLES.glob("*.txt")) + sorted(EXAMPLES.glob("*.jsonl"))
         for p in read_papers(source)
     ]
+    papers.append(OFF_TOPIC)
     records = list(Tagger.from_taxonomy(None, config, embedder=embedder).tag_many(papers))
     folder = tmp_path_factory.mktemp("report-085")
     tagged, page = folder / "tagged.jsonl", folder / "report.html"
@@ -369,14 +375,17 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         # and says how many papers it leaves out for that.
         default = TaggerConfig().min_score
         assert page.input_value("#min-score") == str(default) == "0.7"
-        kept = sum(any(t["score"] >= default for t in r["tags"]) for r in records)
-        assert kept == 50 and len(records) == 51
-        assert count.text_content() == "50 of 51 papers; 1 more with every tag below min score 0.7"
+        kept, n = sum(any(t["score"] >= default for t in r["tags"]) for r in records), len(records)
+        assert 50 <= kept < n  # the bread paper at least is left out; more than a page is kept
+        assert count.text_content() == (
+            f"{kept} of {n} papers{', showing the first 50' if kept > 50 else ''}; "
+            f"{n - kept} more with every tag below min score 0.7"
+        )
         page.fill("#min-score", "0")
-        expect(count).to_have_text("51 of 51 papers, showing the first 50")
+        expect(count).to_have_text(f"{n} of {n} papers, showing the first 50")
         assert page.locator("article.paper").count() == 50  # a page: 50
         page.click("#more")
-        assert page.locator("article.paper").count() == 51 and page.locator("#more").is_hidden()
+        assert page.locator("article.paper").count() == n and page.locator("#more").is_hidden()
         hostile = page.locator('article[data-id="hostile"] h3')
         assert hostile.text_content() == HOSTILE_TITLE
 
