@@ -477,12 +477,6 @@ def keybert_keyphrases(
     return [[phrase for phrase, _ in keywords] for keywords in out]
 
 
-_KNOWN = {
-    "fitted": "were judged papers the model was fitted on",
-    "indexed": "are in its neighbour index",
-}
-
-
 def _area_row(r: AreaReport) -> str:
     return (
         f"| {r.level} | {r.coverage:.3f} | {r.acc_at_1:.3f} | {r.acc_at_3:.3f} | "
@@ -510,7 +504,9 @@ def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
         ]
     lines += [_area_row(r) for r in areas]
     if e.known:
-        how = " and ".join(f"{n} {_KNOWN[k]}" for k, n in e.known.items())
+        from ..tagging.model import said_known
+
+        how = said_known(e.known)
         lines += ["", f"Of the {e.papers} labelled papers, {how} (in sample: optimistic)."]
         if e.unseen:
             lines += [f"On the other {e.unseen[0].papers}, which no part of it saw:", ""]

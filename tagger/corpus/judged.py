@@ -463,10 +463,9 @@ def _render_tags(report: JudgedReport) -> str:
 
 def _unseen(r: JudgedReport) -> str:
     """What the model saw of the papers measured, and the headline figures on the others."""
-    said = " and ".join(
-        f"{n} {'were judged papers it was fitted on' if k == 'fitted' else 'are in its index'}"
-        for k, n in r.known.items()
-    )
+    from ..tagging.model import said_known
+
+    said = said_known(r.known)
     u = r.unseen
     if u is None or not u.papers:
         return f"Of these papers, {said}: every figure is in sample."

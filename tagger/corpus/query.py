@@ -55,10 +55,9 @@ def filter_tagged(
 
 def format_selected(lines: Iterable[TaggedLine], format: str = FILTER_FORMAT) -> Iterator[bytes]:
     """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
-        it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
-    tags), ids joined by ';'; ``ids``, one a
-        line; or ``titles`` (an untitled paper shows the first 100 characters of its abstract), one
-        a line with control characters escaped."""
+    it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
+    tags), ids joined by ';'; ``ids``, one a line; or ``titles`` (an untitled paper shows the
+    first 100 characters of its abstract), one a line with control characters escaped."""
     if format == "csv":
         yield _csv_row(["id", "title", "venue", "year", "tags", "types"])
     for line in lines:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -45,6 +45,18 @@ FILES = {
     "areas": "areas.npz",
 }
 SHIPPED = "model"  # tagger/data/model
+
+
+KNOWN_AS = {
+    "fitted": "were judged papers the model was fitted on",
+    "indexed": "are in its neighbour index",
+}
+
+
+def said_known(counts: Mapping[str, int]) -> str:
+    """'165 were judged papers the model was fitted on and 12 are in its neighbour index': how
+    many of the papers measured the model knew, by FittedModel.known's kinds."""
+    return " and ".join(f"{n} {KNOWN_AS[kind]}" for kind, n in counts.items())
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +90,7 @@ class FittedModel:
         """What this model knows of each abstract (by abstract_key): "fitted" if it is a judged
         paper the model was fitted on, "indexed" if it is a paper of its neighbour index
         (never its own neighbour, but its areas shaped the fit), else "" (a paper no part of
-        the model saw)."""
+        the model saw). :func:`said_known` says the counts of them."""
         sets = {}
         for kind in ("jn", "nb"):
             path = self.path(kind)

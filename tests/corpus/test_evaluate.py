@@ -186,7 +186,10 @@ def test_eval_gives_the_figures_on_the_papers_no_part_of_the_model_saw(tmp_path)
     assert report["known_to_the_model"] == {"fitted": 1, "indexed": 1}
     assert report["unseen"]["papers"] == 1 and report["papers"] == 3
     text = run("eval", "--judged", str(papers), "--model", str(model), *MINI).stdout
-    assert "Of these papers, 1 were judged papers it was fitted on and 1 are in its index" in text
+    assert (
+        "Of these papers, 1 were judged papers the model was fitted on and 1 are in its neighbour "
+        "index (in sample)" in text
+    )
 
     alone = model_dir(tmp_path / "alone", MINI_TAXONOMY)  # no index: it saw no paper
     clean = run("eval", "--judged", str(papers), "--model", str(alone), "--json", *MINI)
