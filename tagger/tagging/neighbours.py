@@ -150,10 +150,6 @@ class NeighbourIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
-    @property
-    def _rows(self) -> np.ndarray:
-        return _float_rows(self)
-
     def nearest(self, codes: list[np.ndarray], keys: list[int], k: int) -> list[list[tuple]]:
         """For each paper (its int8 vector and abstract_key): its ``k`` nearest index papers as
         (index, cosine), nearest first, the paper itself and its near-copies left out (by key,
@@ -183,11 +179,14 @@ class NeighbourIndex:
         """The cosine of each paper with the index papers (``rows`` of them, or all). The
         vectors are int8, so every partial sum of a dot product is an integer below 2**24,
         exact in float32 in any order: the same bits on every CPU and BLAS."""
-        matrix, norms = self._rows
+        matrix, norms = self.codes, _norms(self)
         if rows is not None:
             matrix, norms = matrix[rows], norms[rows]
         queries = np.stack([code.astype(np.float32) for code in codes])
-        dots = (queries @ matrix.T).astype(np.float64)
+        dots = np.empty((len(queries), len(matrix)), dtype=np.float64)
+        for start in range(0, len(matrix), _BLOCK):  # float32 a block at a time, not kept
+            block = matrix[start : start + _BLOCK].astype(np.float32)
+            dots[:, start : start + _BLOCK] = queries @ block.T
         own = (queries.astype(np.float64) ** 2).sum(axis=1)
         scale = np.sqrt(np.outer(own, norms))
         return np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
@@ -226,10 +225,13 @@ def in_space(about: Mapping[str, Any], embedder_name: str) -> bool:
     return bool(made) and made == space_of(embedder_name)
 
 
+_BLOCK = 2048  # index rows made float32 at a time: 3 MB, where the whole index would keep 14
+
+
 @cache
-def _float_rows(index: NeighbourIndex) -> tuple[np.ndarray, np.ndarray]:
-    rows = index.codes.astype(np.float32)
-    return rows, (index.codes.astype(np.int64) ** 2).sum(axis=1).astype(np.float64)
+def _norms(index: NeighbourIndex) -> np.ndarray:
+    """The squared norm of each index paper's vector (exact: integers)."""
+    return (index.codes.astype(np.int64) ** 2).sum(axis=1).astype(np.float64)
 
 
 @cache
