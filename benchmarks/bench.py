@@ -376,11 +376,19 @@ def tagger_command(*arguments: str) -> list[str]:
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run a command, its output discarded; return its wall and CPU seconds (user + system, of
-    it and its children: less sensitive to other work on the machine than wall time)."""
+    it and its children: less sensitive to other work on the machine than wall time). A
+    command with PYTHONPATH in ``env`` (another checkout) runs in that directory: ``python -m``
+    puts the working directory before PYTHONPATH, so from this repository it would run this
+    checkout's tagger."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        command,
+        env=env,
+        cwd=(env or {}).get("PYTHONPATH"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -429,8 +437,9 @@ def starts(workdir: Path, source: Path, before: Path | None = None) -> dict:
         "filter": (filter_, None),
     }
     if before:
-        env = {**os.environ, "PYTHONPATH": str(before)}
-        commands |= {"cold before": (run_one, env), "filter before": (filter_, env)}
+        env = {**os.environ, "PYTHONPATH": str(before.resolve())}
+        formerly = [*filter_[:-2], "--format", "ids"]  # 0.7.0's name of --output-format
+        commands |= {"cold before": (run_one, env), "filter before": (formerly, env)}
     for command, env in commands.values():
         timed(command, env)  # the user's cache made if missing, files in the page cache
     found = medians(commands)
