@@ -170,6 +170,15 @@ class TaggerConfig(Settings):
         minimum=0,
         maximum=1,
     )
+    step_aside_at: float = _setting(
+        1.0,
+        "When the root of what the paper is mainly about (llm, rl) is listed, the likeliest area "
+        "below it, if the text names it and it scores at least this, is listed too, before the "
+        "root; 1 turns it off (measured held out, it puts the specific area first more often, "
+        "for some precision).",
+        minimum=0,
+        maximum=1,
+    )
     neighbours: int = _setting(
         20,
         "Nearest shipped papers read for each paper: their confident areas are candidates too; "

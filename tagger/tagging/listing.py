@@ -83,8 +83,9 @@ def select(
     the threshold, nor does which candidates may be listed: a parent or a catch-all area is not
     when an area below it (or, for a catch-all, beside it) scores ``specific_at`` or more, since
     that area says it better. Of the others, those scoring ``min_score`` or more are listed, the
-    ``max_tags`` best at most, and the ``min_tags`` likeliest at least. So a lower ``min_score``
-    lists the same tags with the same scores, and more. They come in the order of the weigher's
+    ``max_tags`` best at most, and the ``min_tags`` likeliest at least. A root steps aside for
+    the area below it the text names (:func:`_stepping_aside`). So a lower ``min_score`` lists
+    the same tags with the same scores, and more. They come in the order of the weigher's
     ``main`` model (what the paper is mainly about first), an area before the areas above it."""
     right = {c.area: weigher.right(c.features) for c in found}
     main = {c.area: weigher.main(c.features) for c in found}
@@ -92,6 +93,14 @@ def select(
     best = sorted(listable, key=lambda a: (-right[a], a))
     kept = [a for a in best if right[a] >= config.min_score][: config.max_tags]
     kept = best[: max(len(kept), min(config.min_tags, config.max_tags, len(best)))]
+    named = {c.area for c in found if c.own > 0}
+    below = _stepping_aside(kept, listable, right, main, named, taxonomy, config.step_aside_at)
+    if below is not None:  # in the place of the least likely tag if max_tags are listed
+        kept = (
+            [*kept[: config.max_tags - 1], below]
+            if len(kept) >= config.max_tags
+            else [*kept, below]
+        )
 
     ordered = sorted(kept, key=lambda a: (-main[a], -len(taxonomy.path(a)), a))
     listed: list[str] = []
@@ -120,6 +129,37 @@ def select_facet(
     ]
     best = sorted(scored, key=lambda pair: (-pair[1], pair[0]))
     return [pair for pair in best if pair[1] >= config.min_score][: config.max_tags]
+
+
+def _stepping_aside(
+    kept: list[str],
+    listable: list[str],
+    right: Mapping[str, float],
+    main: Mapping[str, float],
+    named: set[str],
+    taxonomy: Taxonomy,
+    at: float,
+) -> str | None:
+    """The area to list before the root of what the paper is mainly about, or None. The
+    ``main`` model names what the paper is mainly about (the listable area it puts first); when
+    that area's root (``llm``, ``rl``) is listed, and the likeliest listable area below the root
+    is one the text names (its own rules fired) and scores ``at`` or more, that area is listed
+    too, and leads (the specific area a reader names; the root stays listed, since what it says
+    is still right). Neither choice depends on ``min_score``, so a lower threshold still lists a
+    superset."""
+    if not listable:
+        return None
+    mainly = min(listable, key=lambda a: (-main[a], -len(taxonomy.path(a)), a))
+    root = taxonomy.path(mainly)[0]
+    if root not in kept:
+        return None
+    below = [a for a in listable if a != root and taxonomy.path(a)[0] == root]
+    if not below:
+        return None
+    likeliest = max(below, key=lambda a: (right[a], a))
+    if likeliest in kept or likeliest not in named or right[likeliest] < at:
+        return None
+    return likeliest
 
 
 def _stood_in_for(
