@@ -163,7 +163,10 @@ def read_index_papers(
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
             done = list(pool.map(_read_chunk, chunks))
     else:
-        done = [_read_chunk(chunk) for chunk in chunks]
+        try:
+            done = [_read_chunk(chunk) for chunk in chunks]
+        finally:  # kept for this read only: the file at a taxonomy's path may change before the
+            _CHUNK_TAGGER.clear()  # next, and so may the embedder (a test's fake)
     return [item for chunk in done for item in chunk]
 
 
