@@ -93,8 +93,13 @@ def select(
     best = sorted(listable, key=lambda a: (-right[a], a))
     kept = [a for a in best if right[a] >= config.min_score][: config.max_tags]
     kept = best[: max(len(kept), min(config.min_tags, config.max_tags, len(best)))]
+
+    def in_main_order(area: str) -> tuple:  # what the paper is mainly about first
+        return (-main[area], -len(taxonomy.path(area)), area)
+
     named = {c.area for c in found if c.own > 0}
-    below = _stepping_aside(kept, listable, right, main, named, taxonomy, config.step_aside_at)
+    mainly = min(listable, key=in_main_order) if listable else None
+    below = _stepping_aside(kept, listable, right, mainly, named, taxonomy, config.step_aside_at)
     if below is not None:  # in the place of the least likely tag if max_tags are listed
         kept = (
             [*kept[: config.max_tags - 1], below]
@@ -102,7 +107,7 @@ def select(
             else [*kept, below]
         )
 
-    ordered = sorted(kept, key=lambda a: (-main[a], -len(taxonomy.path(a)), a))
+    ordered = sorted(kept, key=in_main_order)
     listed: list[str] = []
 
     def emit(area: str) -> None:  # an area's listed sub-areas (in main order) just before it
@@ -135,21 +140,20 @@ def _stepping_aside(
     kept: list[str],
     listable: list[str],
     right: Mapping[str, float],
-    main: Mapping[str, float],
+    mainly: str | None,
     named: set[str],
     taxonomy: Taxonomy,
     at: float,
 ) -> str | None:
-    """The area to list before the root of what the paper is mainly about, or None. The
-    ``main`` model names what the paper is mainly about (the listable area it puts first); when
+    """The area to list before the root of what the paper is mainly about, or None. ``mainly``
+    is what the paper is mainly about (the listable area the ``main`` model puts first); when
     that area's root (``llm``, ``rl``) is listed, and the likeliest listable area below the root
     is one the text names (its own rules fired) and scores ``at`` or more, that area is listed
     too, and leads (the specific area a reader names; the root stays listed, since what it says
     is still right). Neither choice depends on ``min_score``, so a lower threshold still lists a
     superset."""
-    if not listable:
+    if mainly is None:
         return None
-    mainly = min(listable, key=lambda a: (-main[a], -len(taxonomy.path(a)), a))
     root = taxonomy.path(mainly)[0]
     if root not in kept:
         return None
