@@ -116,3 +116,20 @@ def test_the_readme_quotes_no_figure():
     assert set(re.findall(r"\b\d+\.\d+\b", prose)) <= defaults
     unit = r"\d\s*(?:%|×|x\b|s\b|ms\b|min\b|minutes|seconds|hours|abstracts/s|papers/s)"
     assert not re.findall(rf".{{0,30}}{unit}", prose)
+
+
+@pytest.mark.models
+def test_how_it_works_counts_the_papers_the_packaged_model_holds():
+    """The explanation page names how many papers the packaged model's neighbour indexes hold
+    (the shipped papers, the judged ones): the counts of the model's files, not of a memory."""
+    from tagger.tagging.model import FittedModel
+    from tagger.tagging.neighbours import NeighbourIndex
+
+    page = (ROOT / "docs" / "explanation" / "how-it-works.md").read_text(encoding="utf-8")
+    page = " ".join(page.split())
+    model = FittedModel.load()
+    shipped = len(NeighbourIndex.load(model.path("nb")))
+    judged = len(NeighbourIndex.load(model.path("jn")))
+    assert judged == model.record["fitted_on"]["papers"]
+    assert f"the 20 closest of the {shipped:,} papers shipped in" in page
+    assert f"the 10 closest of the {judged:,} judged papers" in page
