@@ -1,14 +1,14 @@
 """Quality by embedding backend, side by side: the judged tag and keyphrase figures, ICLR 2026
 dev acc@1/acc@3 and F1@5 against the authors' keywords, and tagging speed, for each backend with
-the shipped models (the keyphrase model and the weigher were fitted on onnx-int8 similarities,
-and the neighbour indexes hold onnx-int8 vectors: the static backend runs without neighbours).
+the packaged fits of its space (the static backend, the fast mode, reads tagger/data/model-static
+and keyphrases-static.json; the others tagger/data/model and keyphrases.json).
 
     python benchmarks/backends.py                       # onnx-int8 and static -> Markdown table
     python benchmarks/backends.py --backends static     # one
 
-The judged figures are in-sample for onnx-int8 (its models were fitted on these judgments; the
-held-out ones are in docs/calibration.md and docs/keyphrase-calibration.md) and out of sample for
-the static backend only in the sense that its similarities were never fitted at all.
+The judged figures are in sample for both: each fit was fitted on these judgments. The held-out
+ones are in docs/calibration.md and docs/calibration-static.md, docs/keyphrase-calibration.md and
+docs/keyphrase-calibration-static.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def measure(backend: str) -> dict[str, dict]:
     from tagger.corpus.evaluate import evaluate_records, tagged_records
     from tagger.corpus.judged import evaluate_judged
 
-    config = TaggerConfig(embedding_backend=backend)  # the indexes serve the transformer's only
+    config = TaggerConfig(embedding_backend=backend)  # each with the fits of its space
     figures: dict[str, dict] = {}
     with Tagger.from_taxonomy(config=config) as tagger:
         tagged_records(str(ROOT / "examples/icml2025-abstracts.txt"), tagger)  # warm up

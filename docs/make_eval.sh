@@ -29,9 +29,10 @@ tmp=$(mktemp -d)
   echo
   echo "## By embedding backend: the transformer (onnx-int8, the default) and the static table"
   echo
-  echo "\`python benchmarks/backends.py\`: the shipped models (fitted on onnx-int8 similarities) with"
-  echo "each backend; the judged figures are in-sample for onnx-int8, the static backend runs without"
-  echo "neighbours (the indexes hold transformer vectors). Speed is one process on a shared machine."
+  echo "\`python benchmarks/backends.py\`: each backend with the packaged fits of its space (the"
+  echo "static backend, the fast mode, with its own: tagger/data/model-static); the judged figures are"
+  echo "in sample for both (held out: docs/calibration.md, docs/calibration-static.md). Speed is one"
+  echo "process on a shared machine."
   echo
   python benchmarks/backends.py
 } > "$out"

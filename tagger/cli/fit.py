@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..config import FIT_WORKERS, FOLDS
-from .options import FILE, example, note, taxonomy_option, workers_option
+from ..config import FIT_WORKERS, FOLDS, TaggerConfig
+from .options import FILE, example, note, settings_options, taxonomy_option, workers_option
 
 DIRECTORY = click.Path(file_okay=False, path_type=Path)
 
@@ -75,6 +75,7 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
     "Processes reading --papers in parallel. Default: one per core this process may use.",
     default=FIT_WORKERS,
 )
+@settings_options(TaggerConfig, "embedding_backend")
 def fit(
     taxonomy_path: Path | None,
     judged: tuple[Path, ...],
@@ -87,6 +88,7 @@ def fit(
     curve: Path | None,
     cache: Path | None,
     workers: int | None,
+    config: TaggerConfig,
 ) -> None:
     """Fit the weigher, the neighbour indexes and the area model to judged papers, for the
     taxonomy given (the packaged one by default), measure the fit on papers it never saw (folds
@@ -108,6 +110,7 @@ def fit(
         workers=workers,
         cache=cache,
         curve=curve,
+        config=config,
     )
     text = result.markdown(title)
     click.echo("\n".join(result.before_and_after()))

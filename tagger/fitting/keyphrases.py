@@ -3,6 +3,7 @@ by source, and write it.
 
     python -m tagger.fitting.keyphrases   # judged/keyphrases.jsonl -> tagger/data/keyphrases.json
     python -m tagger.fitting.keyphrases --report docs/keyphrase-calibration.md --no-write
+    python -m tagger.fitting.keyphrases --embedding-backend static   # the fast mode's
 
 Every noun-phrase candidate of every paper whose phrase was judged is a row of
 language.keyphrases.FEATURES, labelled 1 if it was judged ``accept``, and gradient-boosted trees
@@ -20,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..config import TaggerConfig
+from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..corpus.judged import Judgment, evaluate_judged, render_judged
 from ..io.files import sha256
 from ..io.readers import read_papers
-from ..language.keyphrases import FEATURES, AcceptanceModel
+from ..language.keyphrases import DEFAULT_MODEL, FEATURES, AcceptanceModel
 from ..language.trees import TREE_SETTINGS, fitted_trees
 from ..records import Paper, TaggedPaper, source_of
 from ..tagging.pipeline import Tagger
@@ -41,16 +42,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--judged", default=str(ROOT / "judged" / "keyphrases.jsonl"), help="The judged set."
     )
     parser.add_argument(
-        "--out", default=str(ROOT / "tagger" / "data" / "keyphrases.json"), help="The model."
+        "--out",
+        default=None,
+        help="The model (default: the packaged one for the backend, config.packaged_fit).",
+    )
+    parser.add_argument(
+        "--embedding-backend",
+        default=EMBEDDING_BACKENDS[0],
+        choices=EMBEDDING_BACKENDS,
+        help="Fit in this backend's space (static: the fast mode's keyphrase model).",
     )
     parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
     parser.add_argument("--no-write", action="store_true", help="Measure only; keep the model.")
     args = parser.parse_args(argv)
+    backend = args.embedding_backend
+    if args.out is None:
+        args.out = str(ROOT / "tagger" / "data" / packaged_fit(DEFAULT_MODEL, backend))
+    config = TaggerConfig(embedding_backend=backend)
     papers = list(read_papers(args.judged))
     judged = [Judgment.of_paper(p) for p in papers]
     # every candidate, none dropped by a shortlist that would need the model being fitted
     wide = Tagger.for_fitting(
-        Tagger.from_taxonomy().taxonomy, TaggerConfig(max_candidates=1_000_000)
+        Tagger.from_taxonomy(config=config).taxonomy, replace(config, max_candidates=1_000_000)
     )
     print(f"{len(papers)} judged papers; describing candidates ...", file=sys.stderr)
     found = [
@@ -73,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=FEATURES)
         return AcceptanceModel(model, {})
 
-    tagger = Tagger.for_fitting(wide.taxonomy)
+    tagger = Tagger.for_fitting(wide.taxonomy, config)
     held_out: list[TaggedPaper] = []
     for source in sorted({source_of(p) for p in papers}):
         test = [i for i, p in enumerate(papers) if source_of(p) == source]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import TaggerConfig
+from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..errors import TaggerError
 from ..io import packaged
 from ..records import Keyphrase, Span
@@ -73,9 +73,11 @@ class AcceptanceModel:
     about: dict[str, Any]
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> AcceptanceModel:
-        """The model at ``path``, or the one shipped with tagger."""
-        return _load_model(str(path) if path else "")
+    def load(
+        cls, path: str | Path | None = None, *, backend: str = EMBEDDING_BACKENDS[0]
+    ) -> AcceptanceModel:
+        """The model at ``path``, or the one shipped with tagger for ``backend``'s space."""
+        return _load_model(str(path) if path else "", packaged_fit(DEFAULT_MODEL, backend))
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
@@ -94,14 +96,12 @@ class AcceptanceModel:
 
 
 @cache
-def _load_model(path: str) -> AcceptanceModel:
+def _load_model(path: str, shipped: str) -> AcceptanceModel:
     try:
-        data = packaged.read_json(path, DEFAULT_MODEL)
+        data = packaged.read_json(path, shipped)
         return AcceptanceModel(Trees.from_dict(data["accept"], FEATURES), data.get("about", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(
-            f"cannot read the keyphrase model {path or DEFAULT_MODEL}: {exc!r}"
-        ) from None
+        raise TaggerError(f"cannot read the keyphrase model {path or shipped}: {exc!r}") from None
 
 
 def features(
@@ -160,7 +160,9 @@ class KeyphraseExtractor:
 
     @cached_property
     def model(self) -> AcceptanceModel:
-        return AcceptanceModel.load(self.config.keyphrase_model or None)
+        return AcceptanceModel.load(
+            self.config.keyphrase_model or None, backend=self.config.embedding_backend
+        )
 
     def extract(
         self,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import TaggerConfig
+from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..errors import TaggerError
 from ..io import packaged
 from ..taxonomy.model import Taxonomy
@@ -69,9 +69,12 @@ class FittedModel:
     _parts: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> FittedModel:
-        """The model in the directory ``path``, or the one shipped with tagger."""
-        return _load(str(path) if path else "")
+    def load(
+        cls, path: str | Path | None = None, *, backend: str = EMBEDDING_BACKENDS[0]
+    ) -> FittedModel:
+        """The model in the directory ``path``, or the one shipped with tagger for
+        ``backend``'s space (config.packaged_fit)."""
+        return _load(str(path) if path else "", packaged_fit(SHIPPED, backend))
 
     @property
     def taxonomy_sha256(self) -> str:
@@ -150,8 +153,8 @@ def _sha256(path: Path) -> str | None:
 
 
 @cache
-def _load(path: str) -> FittedModel:
-    where = Path(path) if path else packaged.data_dir(SHIPPED)
+def _load(path: str, shipped: str) -> FittedModel:
+    where = Path(path) if path else packaged.data_dir(shipped)
     try:
         record = json.loads((where / RECORD).read_text(encoding="utf-8"))
         if not isinstance(record, dict) or not isinstance(record.get("files"), dict):

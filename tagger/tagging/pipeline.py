@@ -102,7 +102,7 @@ class Tagger:
         one shipped. A model given by name must serve the taxonomy; the shipped one serves the
         packaged taxonomy and overlays of it, and for any other taxonomy only its first stage is
         used (``learned.note()`` says so)."""
-        model = FittedModel.load(self.config.model or None)
+        model = FittedModel.load(self.config.model or None, backend=self.config.embedding_backend)
         if self.config.model and not model.serves(self.taxonomy):
             raise TaggerError(
                 f"the model {self.config.model} was fitted for another taxonomy than "
