@@ -376,7 +376,7 @@ def test_report_in_a_real_browser(tagged_examples, chromium_path, tmp_path):
         default = TaggerConfig().min_score
         assert page.input_value("#min-score") == str(default) == "0.7"
         kept, n = sum(any(t["score"] >= default for t in r["tags"]) for r in records), len(records)
-        assert 50 <= kept < n  # the bread paper at least is left out; more than a page is kept
+        assert 40 <= kept < n  # the bread paper at least is left out; most are kept
         assert count.text_content() == (
             f"{kept} of {n} papers{', showing the first 50' if kept > 50 else ''}; "
             f"{n - kept} more with every tag below min score 0.7"

@@ -172,10 +172,14 @@ def test_tagging_end_to_end_at_two_thresholds_agrees(real_candidates):
     papers = list(read_papers(EXAMPLES / "icml2025-abstracts.txt"))[:6]
     low = Tagger(tagger.taxonomy, TaggerConfig(min_score=0.3), embedder=HashEmbedder())
     high = Tagger(tagger.taxonomy, TaggerConfig(min_score=0.8), embedder=HashEmbedder())
+    typed = 0
     for a, b in zip(low.tag_many(papers), high.tag_many(papers), strict=True):
         assert {(t.id, t.score) for t in b.tags} <= {(t.id, t.score) for t in a.tags}
         assert {(t.id, t.score) for t in b.facets} <= {(t.id, t.score) for t in a.facets}
-        assert a.tags and a.facets  # every paper is about something, and of some kind
+        assert a.tags  # every paper is about something (its likeliest area at least)
+        typed += bool(a.facets)
+    # a kind is said only when likely (select_facet): most papers, not necessarily all
+    assert typed >= len(papers) // 2
 
 
 def test_every_contribution_type_is_a_candidate_of_every_paper():
