@@ -36,6 +36,7 @@ SYSTEMS = {
     "1 process",
     "tag": "tagger tag, default settings (ONNX int8, one worker per core)",
     "tag-1": "tagger tag, 1 worker",
+    "tag-static": "tagger tag --embedding-backend static (the fast mode), one worker per core",
     "tag-onnx": "tagger tag --embedding-backend onnx (fp32), one worker per core",
     "tag-torch": "tagger tag --embedding-backend torch, one worker per core (as 0.4.0 ran)",
 }
@@ -134,7 +135,9 @@ def child(system: str, source: str, output: str) -> None:
         from tagger.io.readers import read_papers
 
         workers = 1 if system == "tag-1" else len(os.sched_getaffinity(0))
-        backend = {"tag-onnx": "onnx", "tag-torch": "torch"}.get(system, "onnx-int8")
+        backend = {"tag-onnx": "onnx", "tag-torch": "torch", "tag-static": "static"}.get(
+            system, "onnx-int8"
+        )
         tagger = Tagger.from_taxonomy(config=TaggerConfig(embedding_backend=backend))
         # warm-up: 2 batches per worker, so that every worker has loaded its models
         first = list(read_papers(source))[:4]
@@ -221,7 +224,8 @@ def measure(command: list[str]) -> tuple[str, float, int]:
 
 def unique_abstracts(data: Path, n: int) -> list[dict]:
     seen, rows = set(), []
-    for name in ("iclr2026-dev.jsonl", "iclr2025-keywords.jsonl", "iclr2024-topics.jsonl"):
+    names = ("iclr2026-dev.jsonl", "iclr2025-keywords.jsonl", "iclr2024-topics.jsonl")
+    for name in (*names, "corpus-2020-2023.jsonl"):  # the corpus last: it has no keywords
         for line in (data / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["abstract"] in seen:

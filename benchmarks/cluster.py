@@ -5,6 +5,11 @@ of lines.
 
     python benchmarks/cluster.py                 # 20,000 perturbed abstracts, partitions of 2,000
     python benchmarks/cluster.py --n 4000 --partition-size 1000
+    python benchmarks/cluster.py --n 100000 --unique 20000 --baseline 1000 \
+        --embedding-backend static
+
+With ``--baseline N``, both runs are made on the first N records too, first, and the peak RSS at
+``--n`` is given against it (memory that grows with the corpus would show there).
 
 Each command is a fresh process (start-up included in its wall time). Peak RSS per worker is the
 largest resident size any single process of the command's tree reached, sampled every 0.2 s,
@@ -71,63 +76,107 @@ def _count_lines(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=20_000)
-    parser.add_argument("--partition-size", type=int, default=2_000)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "data")
-    args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tagger-cluster-bench-"))
-    source = work / "synthetic.jsonl"
-    with open(source, "w", encoding="utf-8") as handle:
-        for record in perturbed(unique_abstracts(args.data, 1000), args.n):
-            handle.write(json.dumps(record) + "\n")
+def measure_both(source: Path, work: Path, n: int, partition_size: int, backend: str) -> dict:
+    """``tag --workers 2`` and ``tag --cluster local:2`` on ``source``, one after the other."""
     from tagger.runs.cluster import plan
 
-    first = plan([str(source)], size=args.partition_size)[0]
+    first = plan([str(source)], size=partition_size)[0]
     first_lines = first.stop - first.first  # the first part's records, as the cluster cuts it
     tagger = [sys.executable, "-m", "tagger", "tag", str(source), "--no-progress"]
+    tagger += ["--embedding-backend", backend]
     local = run(
         [*tagger, "-o", str(work / "local.jsonl"), "--workers", "2"],
         watch=work / "local.jsonl",
         lines=first_lines,
     )
     cluster = run(
-        [
-            *tagger,
-            "-o",
-            str(work / "parts"),
-            "--cluster",
-            "local:2",
-            "--partition-size",
-            str(args.partition_size),
-        ],
+        [*tagger, "-o", str(work / "parts"), "--cluster", "local:2"]
+        + ["--partition-size", str(partition_size)],
         watch=work / "parts",
     )
     parts = sorted((work / "parts").glob("part-*.jsonl"))
     parts = [p for p in parts if not p.name.endswith(".errors.jsonl")]
     same = b"".join(p.read_bytes() for p in parts) == (work / "local.jsonl").read_bytes()
-    mib = 2**20
+    return {"local": local, "cluster": cluster, "first_lines": first_lines, "same": same, "n": n}
+
+
+def table(found: dict, partition_size: int) -> None:
+    mib, n = 2**20, found["n"]
     print(
-        f"{args.n:,} perturbed abstracts, partitions of {args.partition_size:,}, "
-        f"{os.cpu_count()} CPUs\n"
+        "| run | records | wall s | records/s | peak RSS, largest worker MiB "
+        f"| peak RSS, whole tree MiB | first {found['first_lines']:,} lines complete "
+        "(the first part), s |"
     )
-    print(
-        "| run | wall s | records/s | peak RSS, largest worker MiB | peak RSS, whole tree MiB "
-        f"| first {first_lines:,} lines complete (the first part), s |"
-    )
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name, r in (("tagger tag --workers 2", local), ("tagger tag --cluster local:2", cluster)):
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    runs = {"local": "tagger tag --workers 2", "cluster": "tagger tag --cluster local:2"}
+    for key, name in runs.items():
+        r = found[key]
         print(
-            f"| `{name}` | {r['wall']:.1f} | {args.n / r['wall']:.1f} | {r['worker'] / mib:.0f} "
+            f"| `{name}` | {n:,} | {r['wall']:.1f} | {n / r['wall']:.1f} | {r['worker'] / mib:.0f} "
             f"| {r['tree'] / mib:.0f} | {r['first'] or float('nan'):.1f} |"
         )
+    local, cluster = found["local"], found["cluster"]
     print(
         f"\ncluster / local: throughput {local['wall'] / cluster['wall']:.2f}×, largest worker "
         f"{cluster['worker'] / local['worker']:.2f}×, first part "
         f"{(cluster['first'] or 0) / (local['first'] or 1):.2f}×; parts concatenated equal the "
-        f"local output: {same}"
+        f"local output: {found['same']}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--partition-size", type=int, default=2_000)
+    parser.add_argument(
+        "--baseline", type=int, help="also run both on the first N records, and compare memory"
+    )
+    parser.add_argument(
+        "--embedding-backend",
+        default="onnx-int8",
+        help="the backend both runs use (default onnx-int8, tagger's default; static: fast mode)",
+    )
+    parser.add_argument(
+        "--unique",
+        type=int,
+        default=1000,
+        help="real abstracts the records are made from (default 1,000; up to about 14,500: "
+        "data/'s labelled files, then its corpus)",
+    )
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1] / "data")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="tagger-cluster-bench-"))
+    rows = unique_abstracts(args.data, args.unique)
+    records = perturbed(rows, args.n)
+    sizes = [args.baseline, args.n] if args.baseline else [args.n]
+    found = {}
+    for n in sizes:
+        (work / str(n)).mkdir()
+        source = work / str(n) / "synthetic.jsonl"
+        with open(source, "w", encoding="utf-8") as handle:
+            for record in records[:n]:
+                handle.write(json.dumps(record) + "\n")
+        found[n] = measure_both(
+            source, work / str(n), n, args.partition_size, args.embedding_backend
+        )
+    print(
+        f"records perturbed from {len(rows):,} real abstracts, partitions of "
+        f"{args.partition_size:,}, "
+        f"--embedding-backend {args.embedding_backend}, {os.cpu_count()} CPUs\n"
+    )
+    for n in sizes:
+        table(found[n], args.partition_size)
+        print()
+    if args.baseline:
+        small, large = found[args.baseline], found[args.n]
+        print(
+            f"{args.n:,} records against {args.baseline:,}, peak RSS: "
+            + ", ".join(
+                f"{name} largest worker {large[k]['worker'] / small[k]['worker']:.3f}×, "
+                f"whole tree {large[k]['tree'] / small[k]['tree']:.3f}×"
+                for name, k in (("local", "local"), ("cluster", "cluster"))
+            )
+        )
 
 
 if __name__ == "__main__":

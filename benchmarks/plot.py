@@ -17,6 +17,7 @@ FAMILIES = {  # system name prefix -> colour: KeyBERT, YAKE, tagger
     "keybert": "tab:red",
     "yake": "tab:green",
     "keyphrases": "tab:blue",
+    "tag-static": "tab:purple",  # the fast mode (before "tag": the first prefix that fits wins)
     "tag": "tab:blue",
 }
 
@@ -31,7 +32,7 @@ def plot(figures: dict, output: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
     for system, r in figures["results"].items():
         colour = next((c for p, c in FAMILIES.items() if system.startswith(p)), "tab:gray")
-        marker = "*" if system == "tag" else "o"
+        marker = "*" if system in ("tag", "tag-static") else "o"  # the default, the fast mode
         x, y = r["rss"] / 2**20, r["rate"]
         ax.scatter([x], [y], s=160 if marker == "*" else 50, c=colour, marker=marker, zorder=3)
         ax.annotate(system, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
