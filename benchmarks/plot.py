@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 FAMILIES = {  # system name prefix -> colour: KeyBERT, YAKE, tagger
@@ -30,12 +31,16 @@ def plot(figures: dict, output: Path) -> None:
     import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    placed: list[tuple[float, float]] = []  # points labelled so far: a close one's goes below
     for system, r in figures["results"].items():
         colour = next((c for p, c in FAMILIES.items() if system.startswith(p)), "tab:gray")
         marker = "*" if system in ("tag", "tag-static") else "o"  # the default, the fast mode
         x, y = r["rss"] / 2**20, r["rate"]
         ax.scatter([x], [y], s=160 if marker == "*" else 50, c=colour, marker=marker, zorder=3)
-        ax.annotate(system, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
+        crowded = any(abs(x - px) < 60 and abs(math.log10(y / py)) < 0.08 for px, py in placed)
+        placed.append((x, y))
+        offset = (6, -12) if crowded else (6, 4)
+        ax.annotate(system, (x, y), textcoords="offset points", xytext=offset, fontsize=9)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel("peak RSS, whole process tree (MiB)")
