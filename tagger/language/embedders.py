@@ -476,7 +476,8 @@ class CachedEmbedder:
         self.hits += len(texts) - len(missing)
         if missing:
             for text, row in zip(missing, self.inner.embed(missing), strict=True):
-                self._cache[text] = row
+                # a copy: a row of the block would keep the whole block alive after eviction
+                self._cache[text] = row.copy()
         rows = []
         for text in texts:
             self._cache.move_to_end(text)

@@ -1,10 +1,14 @@
-"""Embeddings kept on disk across runs (embedders.lasting_embed): the area descriptions."""
+"""Embeddings kept on disk across runs (embedders.lasting_embed): the area descriptions; and in
+memory for a run (embedders.CachedEmbedder): the phrases."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 
-from tagger.language.embedders import MiniLMEmbedder, fingerprint, lasting_embed
+from tagger.language.embedders import CachedEmbedder, MiniLMEmbedder, fingerprint, lasting_embed
 
 
 class Counting:
@@ -122,3 +126,31 @@ def test_another_models_file_in_its_place_is_not_read(tmp_path, monkeypatch):
     again = lasting_embed(embedder, TEXTS, fingerprint="m1")
     assert again.shape == (3, 3) and again.tobytes() == first.tobytes()
     assert embedder.calls == 2
+
+
+class _Blocks:
+    """An embedder that returns one fresh block per call and remembers it, weakly."""
+
+    name = "blocks"
+
+    def __init__(self) -> None:
+        self.made: list[weakref.ref] = []
+
+    def embed(self, texts):
+        # a copy owns its data: a reshaped arange's rows would name the arange as their base
+        block = np.arange(len(texts) * 4, dtype=np.float32).reshape(len(texts), 4).copy()
+        self.made.append(weakref.ref(block))
+        return block
+
+
+def test_the_phrase_cache_keeps_its_rows_not_the_blocks_they_came_in():
+    """A cached row that were a view of its block would keep the whole block alive after the
+    block's other rows were evicted: a worker's memory grew with the corpus that way."""
+    inner = _Blocks()
+    cached = CachedEmbedder(inner, max_entries=3)
+    first = cached.embed([f"phrase {i}" for i in range(100)])
+    cached.embed(["another", "two"])  # evicts all but one row of the first block
+    del first
+    gc.collect()
+    assert inner.made[0]() is None  # the first block is gone; its surviving row is a copy
+    assert cached.embed(["phrase 99"]).tolist() == [[396.0, 397.0, 398.0, 399.0]]
