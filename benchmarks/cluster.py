@@ -100,7 +100,7 @@ def measure_both(source: Path, work: Path, n: int, partition_size: int, backend:
     return {"local": local, "cluster": cluster, "first_lines": first_lines, "same": same, "n": n}
 
 
-def table(found: dict, partition_size: int) -> None:
+def table(found: dict) -> None:
     mib, n = 2**20, found["n"]
     print(
         "| run | records | wall s | records/s | peak RSS, largest worker MiB "
@@ -165,16 +165,16 @@ def main() -> None:
         f"--embedding-backend {args.embedding_backend}, {os.cpu_count()} CPUs\n"
     )
     for n in sizes:
-        table(found[n], args.partition_size)
+        table(found[n])
         print()
     if args.baseline:
         small, large = found[args.baseline], found[args.n]
         print(
             f"{args.n:,} records against {args.baseline:,}, peak RSS: "
             + ", ".join(
-                f"{name} largest worker {large[k]['worker'] / small[k]['worker']:.3f}×, "
+                f"{k} largest worker {large[k]['worker'] / small[k]['worker']:.3f}×, "
                 f"whole tree {large[k]['tree'] / small[k]['tree']:.3f}×"
-                for name, k in (("local", "local"), ("cluster", "cluster"))
+                for k in ("local", "cluster")
             )
         )
 

@@ -151,8 +151,8 @@ def _stepping_aside(
     is one the text names (its own rules fired) and scores ``at`` or more, that area is listed
     too, and leads (the specific area a reader names; the root stays listed, since what it says
     is still right). Neither choice depends on ``min_score``, so a lower threshold still lists a
-    superset."""
-    if mainly is None:
+    superset. ``at`` 1 turns it off, even for an area that scores exactly 1."""
+    if mainly is None or at >= 1:
         return None
     root = taxonomy.path(mainly)[0]
     if root not in kept:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
 from tagger.io.readers import read_papers
-from tagger.tagging.listing import select, select_facet
+from tagger.tagging.listing import _stepping_aside, select, select_facet
 from tagger.tagging.model import FittedModel
 from tagger.tagging.proposing import Candidate
 from tagger.tagging.weigher import Weigher
@@ -189,3 +189,12 @@ def test_every_contribution_type_is_a_candidate_of_every_paper():
     assert all(c.features["evidence"] == 0 for c in found)
     taxonomy = load_taxonomy(MINI_TAXONOMY)
     assert taxonomy.facet("type.theory") == "type"
+
+
+def test_a_root_never_steps_aside_when_turned_off_even_for_a_certain_child():
+    taxonomy = load_taxonomy()
+    kept, listable = ["rl"], ["rl", "rl.offline"]
+    right = {"rl": 1.0, "rl.offline": 1.0}
+    args = (kept, listable, right, "rl", {"rl.offline"}, taxonomy)
+    assert _stepping_aside(*args, 0.5) == "rl.offline"  # on: the named, certain child leads
+    assert _stepping_aside(*args, 1.0) is None  # off (the default): not even at a score of 1
