@@ -45,6 +45,10 @@ FLAGS = [
 ]
 
 
+SETTLED = """() => document.fonts.ready.then(() => new Promise(done =>
+    requestAnimationFrame(() => requestAnimationFrame(done))))"""
+
+
 def chromium() -> str:
     path = (
         os.environ.get("TAGGER_CHROMIUM")
@@ -81,6 +85,9 @@ def screenshot(page_path: Path, png_path: Path) -> None:
         page.wait_for_selector("body[data-ready=true]")
         page.select_option("#area", AREA)
         page.evaluate("window.scrollTo(0, 0)")
+        # the change redraws the papers and scrolls: the picture waits for fonts and two frames
+        # painted after it, so that a loaded machine does not catch the page half drawn
+        page.evaluate(SETTLED)
         page.screenshot(path=str(png_path), animations="disabled", caret="hide")
         browser.close()
 
