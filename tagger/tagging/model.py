@@ -213,12 +213,6 @@ class Learned:
             "judged papers"
         )
 
-    def load(self) -> None:
-        """Load every part now (the weigher, the neighbour indexes, the area model), not on the
-        first paper (Tagger._load: beside spaCy's pipeline)."""
-        for part in ("weigher", "neighbour_indexes", "area_model"):
-            getattr(self, part)
-
     @cached_property
     def weigher(self) -> Weigher:
         path = self.model.path("weigher" if self.serving else "rules")

