@@ -104,7 +104,11 @@ def read_regular(path: str | Path, limit: int) -> bytes | None:
         if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
             return None
         with os.fdopen(handle, "rb", closefd=False) as file:
-            data = file.read(limit + 1)
+            # its size and a byte more, then the rest only if it grew meanwhile: read(limit + 1)
+            # would allocate limit + 1 bytes first (1 GiB for a cache entry of a few KB)
+            data = file.read(status.st_size + 1)
+            if len(data) > status.st_size:
+                data += file.read(limit + 1 - len(data))
         return data if len(data) <= limit else None
     finally:
         os.close(handle)

@@ -182,3 +182,27 @@ def test_a_cache_directory_another_user_filled_is_not_used_and_said_once(tmp_pat
     ], stderr
     assert "Traceback" not in stderr and "Error" not in stderr
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "cached.jsonl").read_bytes()
+
+
+def test_a_small_cache_file_is_read_without_allocating_the_largest_one_could_be(tmp_path):
+    """read_regular reads a file's size and a byte more, not its limit: reading ``limit + 1``
+    bytes allocates them all first (1 GiB for every cache entry read, cache.MAX_BYTES), which
+    a worker with an address-space limit cannot. A file over the limit is still refused, and
+    its bytes are the file's."""
+    import tracemalloc
+
+    from tagger.io.cache import MAX_BYTES
+    from tagger.io.files import read_regular
+
+    entry = tmp_path / "entry"
+    entry.write_bytes(b"x" * 5000)
+    tracemalloc.start()
+    try:
+        data = read_regular(entry, MAX_BYTES)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert data == b"x" * 5000
+    assert peak < 1 << 20, f"reading 5,000 bytes allocated {peak:,}"
+    assert read_regular(entry, 4999) is None
+    assert read_regular(entry, 5000) == data
