@@ -1,7 +1,6 @@
 """Where a cold start of `tagger tag` goes: each part that loads before the first paper is tagged,
-timed alone and in the order the command meets it, in a fresh process per run (medians of
-``--runs``): what a cold start spends, part by part, before and beside the interpreter's own
-start.
+timed in the order the command meets it, in a fresh process per run (medians of ``--runs``; the
+interpreter's own start is not in them).
 
     python benchmarks/cold_start.py              # five fresh processes, the default backend
     python benchmarks/cold_start.py --backend static
@@ -46,14 +45,13 @@ def one_run(backend: str) -> list[float]:
 
     lap()
     from tagger.config import TaggerConfig
-    from tagger.language.text import load_spacy
     from tagger.records import Paper
     from tagger.tagging.pipeline import Tagger
 
     lap()
     tagger = Tagger.from_taxonomy(None, TaggerConfig(embedding_backend=backend))
     lap()
-    tagger.__dict__["nlp"] = load_spacy(tagger.config.spacy_model)
+    _ = tagger.nlp
     lap()
     tagger.embedder.embed([])
     lap()

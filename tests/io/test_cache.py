@@ -12,11 +12,14 @@ import shutil
 import subprocess
 import sys
 import threading
+import tracemalloc
 
 import pytest
 
 from tagger.errors import ModelError
 from tagger.io import packaged
+from tagger.io.cache import MAX_BYTES
+from tagger.io.files import read_regular
 from tagger.language.embedders import checked, lasting_embed
 from tagger.taxonomy.loading import load_taxonomy
 from tagger.taxonomy.rules import RuleSet
@@ -189,11 +192,6 @@ def test_a_small_cache_file_is_read_without_allocating_the_largest_one_could_be(
     bytes allocates them all first (1 GiB for every cache entry read, cache.MAX_BYTES), which
     a worker with an address-space limit cannot. A file over the limit is still refused, and
     its bytes are the file's."""
-    import tracemalloc
-
-    from tagger.io.cache import MAX_BYTES
-    from tagger.io.files import read_regular
-
     entry = tmp_path / "entry"
     entry.write_bytes(b"x" * 5000)
     tracemalloc.start()
