@@ -73,13 +73,19 @@ def _setting(
     maximum: float | None = None,
     choices: tuple[str, ...] | None = None,
     changes_output: bool = True,
+    shapes: str | None = None,
 ) -> Any:
+    """A setting: its default, help and range; ``shapes``: what of a fitted model's input it
+    shapes, "evidence" (every weigher reads it) or "votes" (the weigher that reads the
+    neighbours' and the area model's votes), so that a model records it and is used with it
+    alone (tagging.model)."""
     metadata = {
         "help": help,
         "minimum": minimum,
         "maximum": maximum,
         "choices": choices,
         "output": changes_output,
+        "shapes": shapes,
     }
     return dataclasses.field(default=default, metadata=metadata)
 
@@ -112,24 +118,35 @@ class TaggerConfig(Settings):
     """How papers are tagged. Every field has a default; see each one's ``help``."""
 
     # --- keyphrases ---
-    top_n: int = _setting(10, "Keyphrases per paper.", minimum=1)
+    top_n: int = _setting(10, "Keyphrases per paper.", minimum=1, shapes="evidence")
     diversity: float = _setting(
-        0.2, "MMR diversity of the keyphrases; 0 ranks by relevance alone.", minimum=0, maximum=1
+        0.2,
+        "MMR diversity of the keyphrases; 0 ranks by relevance alone.",
+        minimum=0,
+        maximum=1,
+        shapes="evidence",
     )
     max_words: int = _setting(
-        3, "Longest keyphrase in words; a hyphenated compound counts as one.", minimum=1
+        3,
+        "Longest keyphrase in words; a hyphenated compound counts as one.",
+        minimum=1,
+        shapes="evidence",
     )
     keyphrase_model: str = _setting(
         "",
         "A keyphrase model file (python -m tagger.fitting.keyphrases makes one); "
         "empty: the one shipped.",
+        shapes="evidence",
     )
     max_candidates: int = _setting(
         20,
         "Candidates embedded per paper: the most promising by position and frequency.",
         minimum=1,
+        shapes="evidence",
     )
-    doc_words: int = _setting(96, "A paper is embedded by its first this many words.", minimum=1)
+    doc_words: int = _setting(
+        96, "A paper is embedded by its first this many words.", minimum=1, shapes="evidence"
+    )
     phrase_cache: int = _setting(
         20_000,
         "Phrase embeddings kept for reuse across the run (about 1.7 KB each).",
@@ -151,29 +168,43 @@ class TaggerConfig(Settings):
         "every paper is found under its likeliest area.",
         minimum=0,
     )
-    alias_weight: float = _setting(1.0, "Weight of an alias hit.", minimum=0)
-    acronym_weight: float = _setting(1.0, "Weight of an acronym hit.", minimum=0)
-    pattern_weight: float = _setting(1.0, "Weight of a pattern hit.", minimum=0)
+    alias_weight: float = _setting(1.0, "Weight of an alias hit.", minimum=0, shapes="evidence")
+    acronym_weight: float = _setting(1.0, "Weight of an acronym hit.", minimum=0, shapes="evidence")
+    pattern_weight: float = _setting(1.0, "Weight of a pattern hit.", minimum=0, shapes="evidence")
     keyphrase_weight: float = _setting(
-        0.8, "Weight of an alias found only in a keyphrase's normalised form.", minimum=0
+        0.8,
+        "Weight of an alias found only in a keyphrase's normalised form.",
+        minimum=0,
+        shapes="evidence",
     )
-    cue_weight: float = _setting(0.35, "Weight of a cue hit.", minimum=0)
-    title_factor: float = _setting(2.0, "A hit in the title counts this many times.", minimum=0)
+    cue_weight: float = _setting(0.35, "Weight of a cue hit.", minimum=0, shapes="evidence")
+    title_factor: float = _setting(
+        2.0, "A hit in the title counts this many times.", minimum=0, shapes="evidence"
+    )
     first_sentence_factor: float = _setting(
-        1.5, "A hit in the first sentence counts this many times.", minimum=0
+        1.5,
+        "A hit in the first sentence counts this many times.",
+        minimum=0,
+        shapes="evidence",
     )
     related_work_factor: float = _setting(
-        0.6, "A hit in a sentence about other work counts this many times.", minimum=0
+        0.6,
+        "A hit in a sentence about other work counts this many times.",
+        minimum=0,
+        shapes="evidence",
     )
     keyphrase_bonus: float = _setting(
-        0.5, "Added to the factor of a hit inside the top keyphrase, less further down.", minimum=0
+        0.5,
+        "Added to the factor of a hit inside the top keyphrase, less further down.",
+        minimum=0,
+        shapes="evidence",
     )
-    saturation: float = _setting(4.0, "Evidence at which a score reaches 1 - 1/e.", minimum=1e-9)
     child_decay: float = _setting(
         0.7,
         "A parent adds its best sub-area's evidence, and this share of each other's.",
         minimum=0,
         maximum=1,
+        shapes="evidence",
     )
 
     specific_at: float = _setting(
@@ -197,12 +228,14 @@ class TaggerConfig(Settings):
         "Nearest shipped papers read for each paper: their confident areas are candidates too; "
         "0 turns them off.",
         minimum=0,
+        shapes="votes",
     )
     judged_neighbours: int = _setting(
         10,
         "Nearest judged papers (judged/) read for each paper: the areas their readers wrote down "
         "are candidates too; 0 turns them off.",
         minimum=0,
+        shapes="votes",
     )
     model: str = _setting(
         "",
@@ -232,6 +265,15 @@ class TaggerConfig(Settings):
             for field in dataclasses.fields(self)
             if field.metadata["output"]
             and getattr(self, field.name) != getattr(defaults, field.name)
+        }
+
+    def shaping(self, *what: str) -> dict[str, Any]:
+        """The settings that shape a fitted model's input (``what``: "evidence", "votes"), by
+        name: what a model directory records and is used with (tagging.model)."""
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if field.metadata["shapes"] in what
         }
 
     def kind_weight(self, kind: str) -> float:

@@ -330,7 +330,7 @@ def evaluate_judged(
     if tagger is not None:
         judged = judged_source or source
         report.in_sample = ours and tagger.learned.model.fitted_on(judged)
-        report.keyphrases.in_sample = ours and tagger.keyphrases.model.fitted_on(judged)
+        report.keyphrases.in_sample = ours and tagger.reader.keyphrases.model.fitted_on(judged)
         how = tagger.learned.model.known(r.paper.abstract for r in records)
         report.known = dict(sorted(Counter(h for h in how if h).items()))
         others = [r for r, h in zip(records, how, strict=True) if not h]

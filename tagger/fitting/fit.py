@@ -26,8 +26,10 @@ from ..errors import TaggerError
 from ..io.files import sha256
 from ..io.readers import read_papers
 from ..records import TaggedPaper
+from ..tagging.model import FittedModel, feature_constants
 from ..tagging.neighbours import abstract_key, space_of
 from ..tagging.pipeline import Tagger
+from ..tagging.reading import Reader
 from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
 from . import folds as cv
@@ -150,7 +152,7 @@ def fit_model(
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
     loaded = load_taxonomy(taxonomy)
-    reader = Tagger.for_fitting(loaded, config)
+    reader = Reader(loaded, config)
     papers = [p for path in judged_paths for p in read_papers(path)]
     shown = ", ".join(Path(p).name for p in judged_paths)
     log(f"reading the {len(papers):,} papers of {shown} ...")
@@ -180,16 +182,16 @@ def fit_model(
     log(f"{len(judged):,} judged papers, {len(index_papers):,} to find neighbours among; "
         f"measuring {folds} folds held out ...")  # fmt: skip
     done = cv.cross_validate(
-        judged, index_papers, loaded, settings, about=about, folds=folds, log=log
+        judged, index_papers, loaded, settings, config, about=about, folds=folds, log=log
     )
     judgments = {item.paper.id: item.judgment for item in judged}
     curve_points = []
     for threshold in figures.CURVE:
-        listed = cv.held_out(done, judged, loaded, config, min_score=threshold)
+        listed = cv.held_out(done, loaded, config, min_score=threshold)
         report = evaluate_judged(listed, loaded, judgments=judgments)
         curve_points.append((threshold, figures.summary(report)))
-    records = cv.held_out(done, judged, loaded, config)
-    ranked = cv.held_out(done, judged, loaded, config, min_score=0.0)
+    records = cv.held_out(done, loaded, config)
+    ranked = cv.held_out(done, loaded, config, min_score=0.0)
     held = evaluate_judged(
         records, loaded, source=f"{shown}, each fold held out", judgments=judgments
     )
@@ -202,8 +204,8 @@ def fit_model(
         else None
     )
     order = [i for fold in done for i in fold.test]
-    found = [candidates for fold in done for candidates in fold.found]
-    from .weighing import candidate_recall
+    found = [proposal.candidates for fold in done for proposal in fold.proposals]
+    from .weighing import FIRST_STAGE_AT, candidate_recall
 
     result = Fit(
         judged,
@@ -215,7 +217,7 @@ def fit_model(
         ranked,
         untitled,
         (
-            candidate_recall(judged, [item.rules for item in judged], loaded),
+            candidate_recall(judged, [item.rules.candidates for item in judged], loaded),
             candidate_recall([judged[i] for i in order], found, loaded),
         ),
     )
@@ -229,7 +231,7 @@ def fit_model(
     if out is None:
         return result
     log("fitting on every judged paper ...")
-    fitted, _ = cv.fit_stages(judged, index_papers, loaded, settings, about)
+    fitted = cv.fit_stages(judged, index_papers, loaded, settings, config, about)
     fitted_on = {
         "judged": [Path(p).name for p in judged_paths],
         "sha256": [sha256(p) for p in judged_paths],
@@ -246,6 +248,10 @@ def fit_model(
         about={
             "space": about["space"],
             "settings": vars(settings),
+            "features": {
+                "settings": config.shaping("evidence", "votes"),
+                "constants": feature_constants() | {"first_stage_at": FIRST_STAGE_AT},
+            },
             "held_out": figures.as_json(figures.summary(held)),
         },
     )
@@ -255,9 +261,11 @@ def fit_model(
 def tagged_now(
     judged: Sequence[JudgedPaper], taxonomy: str | Path | None, config: TaggerConfig
 ) -> tuple[list[TaggedPaper], str]:
-    """The judged papers as the model in use for ``taxonomy`` tags them now, and what that
-    model is."""
-    with Tagger.from_taxonomy(taxonomy, replace(config, model="")) as tagger:
+    """The judged papers as the model in use for ``taxonomy`` tags them now (with the settings
+    it was fitted with), and what that model is."""
+    model = FittedModel.load(backend=config.embedding_backend)
+    config = replace(config, model="", **model.features["settings"])
+    with Tagger.from_taxonomy(taxonomy, config) as tagger:
         papers = [item.paper for item in judged]
         records: list[TaggedPaper] = []
         for start in range(0, len(papers), config.batch_size):

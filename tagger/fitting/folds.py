@@ -12,14 +12,15 @@ from dataclasses import dataclass, replace
 
 from ..config import AREA_C, AREA_TEXT_C, FOLDS, WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..records import TaggedPaper
-from ..tagging.proposing import Candidate
-from ..tagging.weigher import Weigher
+from ..tagging.neighbours import NeighbourIndex
+from ..tagging.proposing import Proposal
 from ..taxonomy.model import Taxonomy
 from . import areas as area_fit
 from .papers import IndexPaper, JudgedPaper
 from .weighing import (
     FIRST_NAMES,
     SECOND_NAMES,
+    FittedParts,
     fit_weigher,
     index_of,
     judged_index_of,
@@ -32,13 +33,13 @@ INNER = 4  # folds the area model's probabilities for the weigher are made with
 
 @dataclass
 class Fold:
-    """One fold held out: its groups, the papers measured, their candidates and the weigher
-    fitted without them."""
+    """One fold held out: its groups, the papers measured, their candidates and every part
+    fitted without them (what a model directory of that fit would hold)."""
 
     groups: tuple[str, ...]
     test: list[int]
-    found: list[list[Candidate]]  # of the test papers, second stage
-    weigher: Weigher
+    proposals: list[Proposal]  # of the test papers, with the votes of what was fitted
+    fitted: FittedParts
 
 
 def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
@@ -56,15 +57,26 @@ def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
 
 @dataclass
 class Settings:
-    """What a fit is made with (the defaults are what the shipped model was made with)."""
+    """What a fit is made with, besides the settings its papers are read and its features made
+    with (config.TaggerConfig): the defaults are what the shipped model was made with."""
 
     c: float = WEIGHER_C  # the weigher's inverse L2 strength
     area_c: float = AREA_C
     text_c: float | None = AREA_TEXT_C  # None: no text block
-    neighbours: int = TaggerConfig().neighbours
-    judged_neighbours: int = TaggerConfig().judged_neighbours
     learned: bool = True  # fit an area model
     learner: str = WEIGHER_LEARNER  # the second stage's right and main models: or "trees"
+
+
+def indexes_of(
+    index: NeighbourIndex | None, judged_index: NeighbourIndex, config: TaggerConfig
+) -> dict[str, tuple[NeighbourIndex, int]]:
+    """The indexes a tagger with ``config`` reads, each with how many neighbours
+    (tagging.model.Learned.neighbour_indexes: a kind read 0 times is left out)."""
+    wanted = {
+        "corpus": (index, config.neighbours),
+        "judged": (judged_index, config.judged_neighbours),
+    }
+    return {kind: (found, k) for kind, (found, k) in wanted.items() if found is not None and k}
 
 
 def fit_stages(
@@ -72,15 +84,13 @@ def fit_stages(
     index_papers: Sequence[IndexPaper],
     taxonomy: Taxonomy,
     settings: Settings,
+    config: TaggerConfig,
     about: Mapping[str, object],
-):
-    """Every part fitted on ``train``: a weighing.Fitted, and the second-stage candidates of
-    ``train`` it was fitted on."""
-    from .weighing import Fitted
-
+) -> FittedParts:
+    """Every part fitted on ``train``, its papers read and its features made with ``config``."""
     first = fit_weigher(
         train,
-        [j.rules for j in train],
+        [j.rules.candidates for j in train],
         taxonomy,
         c=settings.c,
         names=FIRST_NAMES,
@@ -88,26 +98,23 @@ def fit_stages(
     )
     index = index_of(index_papers, first, about=dict(about)) if index_papers else None
     judged_index = judged_index_of(train, about=dict(about))
-    indexes = {"jn": (judged_index, settings.judged_neighbours)}
-    if index is not None:
-        indexes["nb"] = (index, settings.neighbours)
     model = chances = None
     if settings.learned:
         blocks = area_fit.fit_blocks(train, taxonomy, c=settings.area_c, text_c=settings.text_c)
         if blocks is not None:
             chances = area_fit.out_of_fold(train, taxonomy, split(train, INNER), start=blocks)
             model = blocks.model(len(train), dict(about))
-    found = second_stage(train, indexes, chances, taxonomy)
+    found = second_stage(train, indexes_of(index, judged_index, config), chances, taxonomy, config)
     weigher = fit_weigher(
         train,
-        found,
+        [proposal.candidates for proposal in found],
         taxonomy,
         c=settings.c,
         names=SECOND_NAMES,
         about=dict(about),
         learner=settings.learner,
     )
-    return Fitted(first, index, judged_index, model, weigher), indexes
+    return FittedParts(first, index, judged_index, model, weigher)
 
 
 def cross_validate(
@@ -115,35 +122,34 @@ def cross_validate(
     index_papers: Sequence[IndexPaper],
     taxonomy: Taxonomy,
     settings: Settings,
+    config: TaggerConfig,
     *,
     about: Mapping[str, object],
     folds: int = FOLDS,
     log: Callable[[str], None] = print,
 ) -> list[Fold]:
     """Every part fitted without each fold in turn, and the fold's papers proposed and weighed
-    by what the others made."""
+    by what the others made, as a tagger with those parts would (tagging.model.Learned.votes)."""
     done = []
     for test in split(judged, folds):
         held = set(test)
         train = [item for i, item in enumerate(judged) if i not in held]
         groups = tuple(sorted({judged[i].group for i in test}))
         log(f"  {len(test)} papers of {len(groups)} groups held out")
-        fitted, indexes = fit_stages(train, index_papers, taxonomy, settings, about)
+        fitted = fit_stages(train, index_papers, taxonomy, settings, config, about)
         probe = [judged[i] for i in test]
         chances = None
         if fitted.areas is not None:
-            from ..language import vectors
-
-            codes = [vectors.decode(item.reading.vector) for item in probe]
-            chances = fitted.areas.probabilities(codes, area_fit.texts_of(probe))
-        found = second_stage(probe, indexes, chances, taxonomy)
-        done.append(Fold(groups, test, found, fitted.weigher))
+            codes = [item.reading.code for item in probe]
+            chances = fitted.areas.probabilities(codes, [item.reading.text for item in probe])
+        indexes = indexes_of(fitted.index, fitted.judged_index, config)
+        found = second_stage(probe, indexes, chances, taxonomy, config)
+        done.append(Fold(groups, test, found, fitted))
     return done
 
 
 def held_out(
     folds: Sequence[Fold],
-    judged: Sequence[JudgedPaper],
     taxonomy: Taxonomy,
     config: TaggerConfig,
     **settings: object,
@@ -151,7 +157,7 @@ def held_out(
     """Every judged paper as its fold's weigher lists it, with ``settings`` changed."""
     config = replace(config, **settings)
     return [
-        tagged(judged[i], found, fold.weigher, taxonomy, config)
+        tagged(proposal, fold.fitted.weigher, taxonomy, config)
         for fold in folds
-        for i, found in zip(fold.test, fold.found, strict=True)
+        for proposal in fold.proposals
     ]

@@ -28,7 +28,8 @@ from ..io.readers import read_papers
 from ..language.keyphrases import DEFAULT_MODEL, FEATURES, AcceptanceModel
 from ..language.trees import TREE_SETTINGS, fitted_trees
 from ..records import Paper, TaggedPaper, source_of
-from ..tagging.pipeline import Tagger
+from ..tagging.reading import Reader
+from ..taxonomy.loading import load_taxonomy
 from .weighing import PROVENANCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,9 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     papers = list(read_papers(args.judged))
     judged = [Judgment.of_paper(p) for p in papers]
     # every candidate, none dropped by a shortlist that would need the model being fitted
-    wide = Tagger.for_fitting(
-        Tagger.from_taxonomy(config=config).taxonomy, replace(config, max_candidates=1_000_000)
-    )
+    taxonomy = load_taxonomy()
+    wide = Reader(taxonomy, replace(config, max_candidates=1_000_000))
     print(f"{len(papers)} judged papers; describing candidates ...", file=sys.stderr)
     found = [
         c
@@ -86,19 +86,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=FEATURES)
         return AcceptanceModel(model, {})
 
-    tagger = Tagger.for_fitting(wide.taxonomy, config)
+    reader = Reader(taxonomy, config)
     held_out: list[TaggedPaper] = []
     for source in sorted({source_of(p) for p in papers}):
         test = [i for i, p in enumerate(papers) if source_of(p) == source]
-        tagger.keyphrases.model = fit({i for i in range(len(papers)) if i not in test})
-        phrases = tagger.extract_keyphrases([papers[i] for i in test])
+        reader.keyphrases.model = fit({i for i in range(len(papers)) if i not in test})
+        phrases = reader.extract_keyphrases([papers[i] for i in test])
         held_out += [_with(papers[i], kps) for i, kps in zip(test, phrases, strict=True)]
-    report = evaluate_judged(held_out, tagger.taxonomy, source="each source held out in turn")
+    report = evaluate_judged(held_out, taxonomy, source="each source held out in turn")
     model = fit(set(range(len(papers))))
-    tagger.keyphrases.model = model
+    reader.keyphrases.model = model
     everything = evaluate_judged(
-        [_with(p, kps) for p, kps in zip(papers, tagger.extract_keyphrases(papers), strict=True)],
-        tagger.taxonomy,
+        [_with(p, kps) for p, kps in zip(papers, reader.extract_keyphrases(papers), strict=True)],
+        taxonomy,
         source="fitted on all, measured on all (optimistic)",
     )
     accepted = sum(y for _, _, y in rows)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ..config import tagger_version
 from ..errors import TaggerError
 from ..io.files import sha256, write_directory
-from ..tagging.model import FILES, RECORD
+from ..tagging.model import FILES, FORMAT, RECORD
 from ..taxonomy.model import Taxonomy
 
 
@@ -44,6 +44,7 @@ def save_model(
         for part, value in parts.items():
             value.save(work / FILES[part])
         return {
+            "format": FORMAT,
             "taxonomy": {
                 "version": taxonomy.version,
                 "sha256": taxonomy.sha256,

@@ -24,8 +24,9 @@ from ..io.files import sha256
 from ..io.readers import read_papers
 from ..records import Paper, source_of
 from ..tagging.neighbours import abstract_key
-from ..tagging.pipeline import Reading, Tagger
-from ..tagging.proposing import Candidate
+from ..tagging.proposing import Proposal, propose_paper
+from ..tagging.reading import Reader, Reading
+from ..tagging.votes import NO_VOTES
 from ..taxonomy.model import Taxonomy
 
 BATCH = 32
@@ -33,13 +34,14 @@ BATCH = 32
 
 @dataclass
 class JudgedPaper:
-    """One judged paper, read once: what it is judged to be, its reading (to propose its
-    candidates again with each fold's neighbours), and its rule candidates."""
+    """One judged paper, read once: what it is judged to be, its reading (its rule hits among
+    it, to propose its candidates again with each fold's votes), and its candidates with no
+    votes (what the first stage reads)."""
 
     paper: Paper
     judgment: Judgment
     reading: Reading
-    rules: list[Candidate]
+    rules: Proposal
 
     @property
     def source(self) -> str:
@@ -71,14 +73,15 @@ def group_of(paper: Paper) -> str:
 
 
 def read_judged(
-    tagger: Tagger, papers: Sequence[Paper], *, source: str, labels: str | None = None
+    reader: Reader, papers: Sequence[Paper], *, source: str, labels: str | None = None
 ) -> list[JudgedPaper]:
-    """Every judged paper of ``papers`` (those with areas), read by ``tagger`` (whose
-    neighbours are off). With ``labels``, a paper's judgment is its field of that name: a
-    label or a list of them, each an area's id or exact name, the first its main area (papers
-    without one are left out). InputError if none is judged, or a label is no area."""
+    """Every judged paper of ``papers`` (those with areas), read by ``reader``. With
+    ``labels``, a paper's judgment is its field of that name: a label or a list of them, each an
+    area's id or exact name, the first its main area (papers without one are left out).
+    InputError if none is judged, or a label is no area."""
+    taxonomy, config = reader.taxonomy, reader.config
     judgments = [
-        labelled(paper, labels, tagger.taxonomy, source)
+        labelled(paper, labels, taxonomy, source)
         if labels
         else Judgment.of_paper(paper, source=source)
         for paper in papers
@@ -90,9 +93,10 @@ def read_judged(
     found = []
     for start in range(0, len(kept), BATCH):
         batch = kept[start : start + BATCH]
-        readings = tagger.readings([paper for paper, _ in batch])
+        readings = reader.read([paper for paper, _ in batch])
         for (paper, judgment), reading in zip(batch, readings, strict=True):
-            found.append(JudgedPaper(paper, judgment, reading, reading.candidates()))
+            rules = propose_paper(reading, NO_VOTES, taxonomy, config)
+            found.append(JudgedPaper(paper, judgment, reading, rules))
     return found
 
 
@@ -166,32 +170,33 @@ def read_index_papers(
         try:
             done = [_read_chunk(chunk) for chunk in chunks]
         finally:  # kept for this read only: the file at a taxonomy's path may change before the
-            _CHUNK_TAGGER.clear()  # next, and so may the embedder (a test's fake)
+            _CHUNK_READER.clear()  # next, and so may the embedder (a test's fake)
     return [item for chunk in done for item in chunk]
 
 
-_CHUNK_TAGGER: dict[tuple, Tagger] = {}
+_CHUNK_READER: dict[tuple, Reader] = {}
 
 
 def _read_chunk(
     job: tuple[TaggerConfig, str | Path | None, list[tuple[Paper, str]]],
 ) -> list[IndexPaper]:
     config, taxonomy, chunk = job
-    if (config, taxonomy) not in _CHUNK_TAGGER:
+    if (config, taxonomy) not in _CHUNK_READER:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(1)
         from ..taxonomy.loading import load_taxonomy
 
-        _CHUNK_TAGGER[config, taxonomy] = Tagger.for_fitting(load_taxonomy(taxonomy), config)
-    tagger = _CHUNK_TAGGER[config, taxonomy]
+        _CHUNK_READER[config, taxonomy] = Reader(load_taxonomy(taxonomy), config)
+    reader = _CHUNK_READER[config, taxonomy]
     papers = [paper for paper, _ in chunk]
     out = []
-    for (paper, source), reading in zip(chunk, tagger.readings(papers), strict=True):
+    for (paper, source), reading in zip(chunk, reader.read(papers), strict=True):
+        proposal = propose_paper(reading, NO_VOTES, reader.taxonomy, config)
         topics = [
             (c.area, c.features)
-            for c in reading.candidates()
-            if tagger.taxonomy.facet(c.area) is None
+            for c in proposal.candidates
+            if reader.taxonomy.facet(c.area) is None
         ]
         out.append(
             IndexPaper(paper.id, paper.title, paper.abstract, reading.vector, topics, source)

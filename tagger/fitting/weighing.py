@@ -1,12 +1,14 @@
 """Fitting the weigher in two stages, the neighbour indexes between them, and the area model.
 
 The first stage reads rule evidence and similarities alone (weigher.RULE_FEATURES): its confident
-areas of the index papers (papers.IndexPaper) make the neighbour index (tagging.neighbours). The
+areas of the index papers (papers.IndexPaper) make the corpus index (tagging.neighbours). The
 judged papers make the judged index, with the areas their readers wrote down, and the area model
 (:mod:`.areas`). The second stage reads the rule evidence, the votes of each paper's neighbours in
-both indexes and the area model's (weigher.FEATURES): it is the weigher that tags. A judged paper
-never counts itself among its neighbours (tagging.neighbours), and a fit measured held out
-(:mod:`.folds`) is made without the held-out papers at every step.
+both indexes and the area model's (weigher.WEIGHER_FEATURES): it is the weigher that tags. Its
+candidates are proposed as tagging proposes them (tagging.votes.votes_of,
+tagging.proposing.propose_paper). A judged paper never counts itself among its neighbours
+(tagging.neighbours), and a fit measured held out (:mod:`.folds`) is made without the held-out
+papers at every step.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from typing import Any
 
 from ..config import WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..corpus.judged import verdicts
-from ..language import vectors
 from ..records import AreaTag, Provenance, TaggedPaper
-from ..tagging.areas import AreaModel, AreaVotes
-from ..tagging.listing import select, select_facet
-from ..tagging.neighbours import NeighbourIndex, Neighbours, abstract_key, votes
-from ..tagging.proposing import Candidate
-from ..tagging.weigher import ANY_FACET, FEATURES, RULE_FEATURES, Model, Weigher, fitted
+from ..tagging.areas import AreaModel
+from ..tagging.listing import list_tags
+from ..tagging.neighbours import NeighbourIndex
+from ..tagging.proposing import AreaCandidate, Proposal, propose_paper
+from ..tagging.votes import votes_of
+from ..tagging.weigher import ANY_FACET, RULE_FEATURES, WEIGHER_FEATURES, Model, Weigher, fitted
 from ..taxonomy.model import Taxonomy
 from .papers import IndexPaper, JudgedPaper
 
@@ -33,7 +35,7 @@ FIRST_STAGE_AT = 0.5  # an index paper's first-stage candidates this likely are 
 
 
 @dataclass
-class Fitted:
+class FittedParts:
     """What one fit makes: both stages of the weigher, the indexes and the area model."""
 
     first: Weigher
@@ -44,9 +46,9 @@ class Fitted:
 
     def parts(self) -> dict[str, Any]:
         """The parts as a model directory names them (tagging.model.FILES)."""
-        found = {"rules": self.first, "jn": self.judged_index, "weigher": self.weigher}
+        found = {"rules": self.first, "judged": self.judged_index, "weigher": self.weigher}
         if self.index is not None:
-            found["nb"] = self.index
+            found["corpus"] = self.index
         if self.areas is not None:
             found["areas"] = self.areas
         return found
@@ -54,7 +56,7 @@ class Fitted:
 
 def fit_weigher(
     judged: Sequence[JudgedPaper],
-    found: Sequence[list[Candidate]],
+    found: Sequence[list[AreaCandidate]],
     taxonomy: Taxonomy,
     *,
     c: float = WEIGHER_C,
@@ -140,55 +142,36 @@ def second_stage(
     indexes: Mapping[str, tuple[NeighbourIndex, int]],
     chances: Sequence[Mapping[str, float]] | None,
     taxonomy: Taxonomy,
-) -> list[list[Candidate]]:
+    config: TaggerConfig,
+) -> list[Proposal]:
     """Each judged paper's candidates with its neighbours in ``indexes`` (kind -> index and how
     many neighbours are read) voting, and the area model's probabilities (``chances``, one
-    mapping a paper, from a model that never saw it: fitting.areas.out_of_fold)."""
-    codes = [vectors.decode(item.reading.vector) for item in judged]
-    keys = [abstract_key(item.paper.abstract) for item in judged]
-    found: list[list] = [[] for _ in judged]
-    for kind, (index, k) in indexes.items():
-        for kinds, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
-            kinds.append(votes(kind, index, nearest, taxonomy))
-    if chances is not None:
-        judged_index = indexes.get("jn", (None, 0))[0]
-        for kinds, probability, code, key in zip(found, chances, codes, keys, strict=True):
-            kinds.append(AreaVotes(dict(probability), taxonomy, code, judged_index, key))
+    mapping a paper, from a model that never saw it: fitting.areas.out_of_fold); proposed as
+    tagging proposes them."""
+    readings = [item.reading for item in judged]
+    codes = [reading.code for reading in readings]
+    keys = [reading.key for reading in readings]
     return [
-        item.reading.candidates(Neighbours(tuple(kinds)))
-        for item, kinds in zip(judged, found, strict=True)
+        propose_paper(reading, votes, taxonomy, config)
+        for reading, votes in zip(
+            readings, votes_of(codes, keys, indexes, chances, taxonomy), strict=True
+        )
     ]
 
 
 def tagged(
-    item: JudgedPaper,
-    found: list[Candidate],
-    weigher: Weigher,
-    taxonomy: Taxonomy,
-    config: TaggerConfig,
+    proposal: Proposal, weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> TaggedPaper:
-    """The paper as the weigher lists its candidates (tagging.listing), without evidence."""
-    topics = [c for c in found if taxonomy.facet(c.area) is None]
-    facets = [c for c in found if taxonomy.facet(c.area) is not None]
-    tags = [
-        bare_tag(a, round(s, 4), taxonomy) for a, s in select(topics, weigher, taxonomy, config)
-    ]
-    types = [
-        bare_tag(a, round(s, 4), taxonomy)
-        for root in taxonomy.roots
-        if taxonomy.by_id[root].facet
-        for a, s in select_facet(
-            [f for f in facets if taxonomy.path(f.area)[0] == root], weigher, taxonomy, config
-        )
-    ]
-    types.sort(key=lambda tag: (-tag.score, tag.id))
+    """The paper of a proposal, its candidates listed as tagging lists them
+    (tagging.listing.list_tags); without keyphrases and provenance, which no measure reads."""
+    tags, facets = list_tags(proposal, weigher, taxonomy, config)
     return TaggedPaper(
-        paper=item.paper, keyphrases=[], tags=tags, facets=types, provenance=PROVENANCE
+        paper=proposal.reading.paper, keyphrases=[], tags=tags, facets=facets, provenance=PROVENANCE
     )
 
 
 def candidate_recall(
-    judged: Sequence[JudgedPaper], found: Sequence[list[Candidate]], taxonomy: Taxonomy
+    judged: Sequence[JudgedPaper], found: Sequence[list[AreaCandidate]], taxonomy: Taxonomy
 ) -> tuple[float, float]:
     """The share of judged areas that are candidates at all (the area or one below it), and
     the same with an ancestor counting (lenient)."""
@@ -216,7 +199,7 @@ def bare_tag(area: str, score: float, taxonomy: Taxonomy) -> AreaTag:
 
 
 FIRST_NAMES = RULE_FEATURES
-SECOND_NAMES = FEATURES
+SECOND_NAMES = WEIGHER_FEATURES
 PROVENANCE = Provenance(
     tagger_version="-",
     taxonomy_version="-",

@@ -21,9 +21,10 @@ import stat
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
 
 from ..errors import STDIN_NAME, InputError, TaggerError
 
@@ -59,6 +60,40 @@ def sha256(path: str | Path) -> str:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+Parsed = TypeVar("Parsed")
+
+
+class ByContent(Generic[Parsed]):
+    """What ``parse`` makes of a file's bytes, kept by their sha256 rather than by the file's
+    path: a file rewritten in place (a model refitted into the same directory in a notebook) is
+    parsed again, and the same bytes at two paths are parsed once. The ``size`` last parsed are
+    kept."""
+
+    def __init__(self, parse: Callable[[bytes], Parsed], *, size: int = 8) -> None:
+        self.parse = parse
+        self.size = size
+        self._kept: OrderedDict[str, Parsed] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str | Path) -> Parsed:
+        """The file at ``path``, parsed (OSError if it cannot be read)."""
+        data = Path(path).read_bytes()
+        return self.of(data, hashlib.sha256(data).hexdigest())
+
+    def of(self, data: bytes, digest: str) -> Parsed:
+        """``data``, whose sha256 is ``digest``, parsed."""
+        with self._lock:
+            if digest in self._kept:
+                self._kept.move_to_end(digest)
+                return self._kept[digest]
+        parsed = self.parse(data)
+        with self._lock:
+            self._kept[digest] = parsed
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return parsed
 
 
 def write_directory(

@@ -88,23 +88,12 @@ def _tagger(taxonomy: Taxonomy, config: TaggerConfig, export: str | None):
     task, and stay for the next ones. One thread: workers do not fight over cores."""
     key = f"{taxonomy.sha256} {config!r} {export}"
     if key not in _TAGGERS:
-        from threadpoolctl import threadpool_limits
+        from ..tagging.pipeline import worker_tagger
 
-        from ..language import embedders
-        from ..tagging.pipeline import Tagger
-
-        threadpool_limits(1)
         _undo_malloc_trim()
-        if config.embedding_backend == "torch":
-            import torch
-
-            torch.set_num_threads(1)
         directory = Path(export) if export and Path(export).is_dir() else None
-        embedder = embedders.make_embedder(
-            config.embedding_model, config.embedding_backend, directory=directory
-        )
         _TAGGERS.clear()
-        _TAGGERS[key] = Tagger(taxonomy, config, embedder=embedder)
+        _TAGGERS[key] = worker_tagger(taxonomy, config, directory)
     return _TAGGERS[key]
 
 

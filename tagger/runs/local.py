@@ -14,7 +14,6 @@ import dataclasses
 import itertools
 import sys
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +37,12 @@ from ..io.tagged import (
 from ..language import vectors
 from ..records import Paper, Provenance, TaggedPaper
 from ..tagging.pipeline import Tagger
+from ..tagging.retag import Retagger
 from ..taxonomy.model import Taxonomy
-from ..taxonomy.rules import PATTERN_TIMEOUT, RAN_OVER
 
 
 class RunWarning(UserWarning):
-    """A record was skipped, a paper id came twice, a pattern ran too long: the run goes on."""
+    """A record was skipped, a paper id came twice: the run goes on."""
 
 
 @dataclass
@@ -123,7 +122,9 @@ def tag_files(
     check_outputs(outputs, [*given, *inputs], inside=warn)
     # every input checked now (a missing file fails before the models load), then read in turn
     records = read_inputs(inputs, format=format, venue=venue, year=year)
-    workers = _usable_workers(1 if workers is None and tagger.embedder_given else workers, warn)
+    workers = _usable_workers(
+        1 if workers is None and tagger.reader.embedder_given else workers, warn
+    )
     note(f"tagging with {tagger.taxonomy.label}")
     if (unfitted := tagger.learned.note()) is not None:
         note(unfitted)  # once, here: workers say nothing
@@ -144,7 +145,7 @@ def tag_files(
         if progress:
             total = count_papers(inputs, format=format)
             results = progress_bar(results, total=total, initial=summary.resumed)
-        _write(results, path, stream, summary, _TimeoutReport(tagger, warn))
+        _write(results, path, stream, summary)
     return summary
 
 
@@ -221,21 +222,21 @@ def retag_files(
         )
         first, config, lines = _first_retaggable(lines, reject)
         if first is None or config is None:  # nothing to retag: every line was reported
-            _write([], path, stream, summary, None, resumable=False)
+            _write([], path, stream, summary, resumable=False)
             return summary
         if model is not None:
             config = dataclasses.replace(config, model=str(model))
-        tagger = stack.enter_context(Tagger.for_retag(taxonomy, config))
-        dimensions = tagger.area_vectors.shape[1]
+        retagger = stack.enter_context(Retagger(taxonomy, config))
+        dimensions = retagger.area_vectors.shape[1]
         records = _retaggable(
-            itertools.chain([first], lines), tagger.provenance, dimensions, reject
+            itertools.chain([first], lines), retagger.provenance, dimensions, reject
         )
-        results = tagger.retag_many(records, workers=workers)
+        results = retagger.retag_many(records, workers=workers)
         if progress:
             counts = [count_lines(source) for source in inputs]
             total = None if None in counts else sum(c for c in counts if c is not None)
             results = progress_bar(results, total=total)
-        _write(results, path, stream, summary, _TimeoutReport(tagger, warn), resumable=False)
+        _write(results, path, stream, summary, resumable=False)
     return summary
 
 
@@ -342,7 +343,6 @@ def _write(
     path: Path | None,
     stream: IO[bytes] | None,
     summary: RunSummary,
-    timeouts: _TimeoutReport | None,
     *,
     resumable: bool = True,
 ) -> None:
@@ -353,8 +353,6 @@ def _write(
     try:
         for tagged in results:
             writer.write(tagged)
-            if timeouts:
-                timeouts.check()
         if parquet:
             writer.close()
     except BrokenPipeError:
@@ -375,8 +373,6 @@ def _write(
         summary.tagged = writer.count
         if parquet and writer.temporary.exists():
             writer.discard()
-    if timeouts:
-        timeouts.finish()
 
 
 def _papers(
@@ -507,39 +503,6 @@ def _changed_fields(written: Paper, paper: Paper) -> str:
     return ", ".join(
         repr(k) for k in [*after, *before.keys() - after.keys()] if before.get(k) != after.get(k)
     )
-
-
-class _TimeoutReport:
-    """Patterns skipped for a paper, its time for patterns spent: each said once when first
-    seen, and counted at the end."""
-
-    def __init__(self, tagger: Tagger, warn: Callable[[str], None]) -> None:
-        self.tagger, self.warn, self.said = tagger, warn, set()
-
-    def check(self) -> None:
-        for area, pattern, why in sorted(self.tagger.pattern_timeouts.keys() - self.said):
-            self.said.add((area, pattern, why))
-            if why == RAN_OVER:
-                self.warn(
-                    f"pattern {pattern!r} of area {area!r} ran over {PATTERN_TIMEOUT} s on a "
-                    "paper and was skipped for it (`tagger taxonomy lint` flags patterns that "
-                    "backtrack)"
-                )
-            else:
-                self.warn(
-                    f"pattern {pattern!r} of area {area!r} was skipped for a paper: the "
-                    f"patterns before it had used up the {PATTERN_TIMEOUT} s that all patterns "
-                    "share on each field of a paper (`tagger taxonomy lint` flags patterns that "
-                    "backtrack)"
-                )
-
-    def finish(self) -> None:
-        self.check()
-        papers: Counter = Counter()
-        for (area, pattern, _), count in self.tagger.pattern_timeouts.items():
-            papers[area, pattern] += count
-        for (area, pattern), count in sorted(papers.items()):
-            self.warn(f"pattern {pattern!r} of area {area!r} was skipped for {count:,} papers")
 
 
 def _usable_workers(workers: int | None, warn: Callable[[str], None]) -> int:

@@ -25,19 +25,25 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import TaggerError
+from ..io.files import ByContent
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
-from .neighbours import LEARNED as FEATURES
 from .neighbours import NeighbourIndex
 
 PROPOSE = 0.35  # an area the model finds at least this likely is a candidate
+# What the weigher reads of the area model's votes (weigher.WEIGHER_FEATURES has them too)
+AREA_MODEL_FEATURES = (
+    "learned",  # the probability the area model gives the area (its subtree: it or one below)
+    "learned_gap",  # ... minus the highest it gives any area of the paper
+    "learned_child",  # ... the highest it gives an area just below this one (0 for a leaf)
+)
 SHOWN = 3  # judged papers named by a tag the model supports
 
 
@@ -129,7 +135,20 @@ class AreaModel:
 
     @classmethod
     def load(cls, path: str | Path) -> AreaModel:
-        return _load(str(path))
+        """The area model in the file at ``path`` (a model directory's: tagging.model)."""
+        try:
+            return _AREA_MODELS(path)
+        except (OSError, ValueError) as exc:
+            raise TaggerError(f"cannot read the area model {path}: {exc}") from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> AreaModel:
+        """The area model in ``data`` (whose sha256 is ``digest``), read from the file
+        ``where``."""
+        try:
+            return _AREA_MODELS.of(data, digest)
+        except ValueError as exc:
+            raise TaggerError(f"cannot read the area model {where}: {exc}") from None
 
     def save(self, path: str | Path) -> None:
         buffer = io.BytesIO()
@@ -194,33 +213,36 @@ def _int16(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(weights / scales[:, None]).astype(np.int16), scales
 
 
-@cache
-def _load(path: str) -> AreaModel:
+def _parse(data: bytes) -> AreaModel:
+    """The area model in a file's bytes; ValueError if they hold none."""
     try:
-        with np.load(Path(path), allow_pickle=False) as data:
+        with np.load(io.BytesIO(data), allow_pickle=False) as found:
             text = None
-            if "text_vocabulary" in data:
+            if "text_vocabulary" in found:
                 text = TextBlock(
-                    tuple(data["text_vocabulary"].tolist()),
-                    data["text_idf"].astype(np.float64),
-                    frozenset(data["text_stop"].tolist()),
-                    data["text_weights"].astype(np.int16),
-                    data["text_scales"].astype(np.float64),
-                    data["text_biases"].astype(np.float64),
+                    tuple(found["text_vocabulary"].tolist()),
+                    found["text_idf"].astype(np.float64),
+                    frozenset(found["text_stop"].tolist()),
+                    found["text_weights"].astype(np.int16),
+                    found["text_scales"].astype(np.float64),
+                    found["text_biases"].astype(np.float64),
                 )
             model = AreaModel(
-                areas=tuple(data["areas"].tolist()),
-                weights=data["weights"].astype(np.int16),
-                scales=data["scales"].astype(np.float64),
-                biases=data["biases"].astype(np.float64),
-                about=json.loads(str(data["about"])),
+                areas=tuple(found["areas"].tolist()),
+                weights=found["weights"].astype(np.int16),
+                scales=found["scales"].astype(np.float64),
+                biases=found["biases"].astype(np.float64),
+                about=json.loads(str(found["about"])),
                 text=text,
             )
-    except (OSError, ValueError, KeyError) as exc:
-        raise TaggerError(f"cannot read the area model {path}: {exc}") from None
+    except (KeyError, OSError, EOFError) as exc:
+        raise ValueError(str(exc)) from None
     if model.weights.shape[0] != len(model.areas):
-        raise TaggerError(f"cannot read the area model {path}: its rows and areas differ")
+        raise ValueError("its rows and areas differ")
     return model
+
+
+_AREA_MODELS = ByContent(_parse)
 
 
 @dataclass
@@ -233,7 +255,6 @@ class AreaVotes:
     code: np.ndarray | None = None
     judged: NeighbourIndex | None = None
     key: int = 0  # the paper's abstract_key: it never names itself
-    learned = True  # its votes are the area model's (facets read them too: Neighbours.learned)
 
     def proposed(self) -> set[str]:
         """The topic areas the model finds likely (a facet's values are every paper's
@@ -249,7 +270,7 @@ class AreaVotes:
         best = max(self.probability.values(), default=0.0)
         children = self.taxonomy.children.get(area, [])
         child = max((self.probability.get(c, 0.0) for c in children), default=0.0)
-        return dict(zip(FEATURES, (p, p - best, child), strict=True))
+        return dict(zip(AREA_MODEL_FEATURES, (p, p - best, child), strict=True))
 
     def supporting(self, area: str) -> list[Neighbour]:
         """The judged papers nearest this one that readers placed in ``area`` or below it, if

@@ -1,81 +1,54 @@
 """Which of a paper's candidate areas are listed as its tags, and in what order, once the weigher
-has scored them (tagging.proposing proposes them)."""
+has scored them (tagging.proposing proposes them): :func:`list_tags`, the one path from a paper's
+candidates to its tags."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from ..config import TaggerConfig
-from ..language.text import Analysis
 from ..records import AreaTag
 from ..taxonomy.model import Taxonomy
-from ..taxonomy.rules import Hit
-from .neighbours import NO_VOTES, Neighbours
-from .proposing import Candidate, _evidence, by_facet, propose
+from .proposing import AreaCandidate, Proposal, evidence
 from .weigher import Weigher
 
 
-def score_hits(
-    hits: list[Hit],
-    analysis: Analysis,
-    taxonomy: Taxonomy,
-    *,
-    n_keyphrases: int,
-    config: TaggerConfig,
-    weigher: Weigher,
-    similarity: Mapping[str, float] | None = None,
-    votes: Neighbours = NO_VOTES,
+def list_tags(
+    proposal: Proposal, weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> tuple[list[AreaTag], list[AreaTag]]:
-    """A paper's topic tags and facet tags, scored by the weigher and listed by :func:`select`
-    and :func:`select_facet`; a topic tag the paper's neighbours support names them."""
+    """A paper's topic tags and facet tags: its candidates scored by the weigher and listed by
+    :func:`select` and :func:`select_facet`, the facets the ``max_tags`` likeliest of every
+    facet's together; a topic tag the paper's neighbours support names them. What tagging,
+    retagging and a fit's held-out figures list, alike."""
     tags: list[AreaTag] = []
     facets: list[AreaTag] = []
-    for facet, group in groups(hits, taxonomy).items():
-        found, weights = propose(
-            group,
-            analysis,
-            taxonomy,
-            n_keyphrases=n_keyphrases,
-            config=config,
-            similarity=similarity,
-            votes=votes if facet is None else votes.learned(),
-            always=taxonomy.children[facet] if facet is not None else (),
-        )
-        by_area = {c.area: c for c in found}
+    for group in proposal.groups:
+        topics = group.facet is None
         chosen = (
-            select(found, weigher, taxonomy, config)
-            if facet is None
-            else select_facet(found, weigher, taxonomy, config)
+            select(group.candidates, weigher, taxonomy, config)
+            if topics
+            else select_facet(group.candidates, weigher, taxonomy, config)
         )
+        by_area = {c.area: c for c in group.candidates}
         for area_id, right in chosen:
-            candidate, area = by_area[area_id], taxonomy.by_id[area_id]
-            supporting = votes.supporting(area_id) if facet is None else []
-            (tags if facet is None else facets).append(
+            area = taxonomy.by_id[area_id]
+            (tags if topics else facets).append(
                 AreaTag(
                     id=area_id,
                     name=area.name,
                     path=taxonomy.path(area_id),
                     score=round(right, 4),
-                    evidence=_evidence(group, weights, candidate.hits, analysis),
+                    evidence=evidence(group, by_area[area_id].hits, proposal.reading.analysis),
                     crosswalk=taxonomy.crosswalk(area_id),
-                    neighbours=supporting,
+                    neighbours=proposal.votes.supporting(area_id) if topics else [],
                 )
             )
     facets.sort(key=lambda tag: (-tag.score, tag.id))
     return tags, facets[: config.max_tags]
 
 
-def groups(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
-    """A paper's hits by what they are evidence of (proposing.by_facet), with a group, perhaps
-    empty, for the topics and for every facet: a paper is about something and of some kind
-    whether or not a rule fired."""
-    found = by_facet(hits, taxonomy)
-    facets = [root for root in taxonomy.roots if taxonomy.by_id[root].facet]
-    return {key: found.get(key, []) for key in [None, *facets]}
-
-
 def select(
-    found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    found: list[AreaCandidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> list[tuple[str, float]]:
     """The topic tags to list, (area, score), the paper's main area first.
 
@@ -123,7 +96,7 @@ def select(
 
 
 def select_facet(
-    found: list[Candidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    found: list[AreaCandidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
 ) -> list[tuple[str, float]]:
     """The facet tags to list, (area, score), best first: the facet's values (never its root)
     the weigher's facet model scores at ``min_score`` or more, at most ``max_tags``. Unlike

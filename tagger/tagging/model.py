@@ -1,50 +1,111 @@
 """A fitted model: everything tagging learned from judged papers for one taxonomy, in one
-directory, and the taxonomies it serves.
+directory, the taxonomies it serves and the settings it serves them with.
 
 A model directory (``tagger fit`` writes one; the packaged taxonomy's ships as
 ``tagger/data/model``) holds the weigher (tagging.weigher: ``weigher.json``, and the first
 stage's, ``weigher-rules.json``), the neighbour indexes (tagging.neighbours: the papers it was
-fitted on and the papers they tag, ``neighbours-judged.npz`` and ``neighbours.npz``), the area
-model learned from the judged papers (tagging.areas: ``areas.npz``), and ``model.json``: which
-taxonomy it was fitted for (its sha256), on which judged papers, and the held-out figures of the
-fit. Each file's sha256 is in the record and is checked when the model is loaded.
+fitted with and the papers they tag, ``neighbours.npz``, and the judged ones,
+``neighbours-judged.npz``), the area model learned from the judged papers (tagging.areas:
+``areas.npz``), and ``model.json``: which taxonomy it was fitted for (its sha256), on which judged
+papers, the held-out figures of the fit, the settings and constants the features it was fitted
+on were made with, and each file's sha256, checked when the file is read.
 
 A model serves the taxonomy it was fitted for, and overlays of it (an overlay's areas keep the
 ids the model knows; areas the overlay adds or drops are simply not voted for). With any other
 taxonomy, the packaged model's neighbours and area model would vote for areas whose ids merely
 collide, so a Tagger uses none of it but the first stage's weigher, which reads rule evidence and
-similarities alone, and says so (Tagger.model_note).
+similarities alone, and says so (:meth:`Learned.note`). Either way its scores are probabilities
+only for features made as they were when it was fitted: a Tagger whose settings would make them
+otherwise is refused (:meth:`Learned.check`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cache, cached_property
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..errors import TaggerError
 from ..io import packaged
+from ..io.files import ByContent
 from ..taxonomy.model import Taxonomy
-from .areas import AreaModel, AreaVotes
-from .neighbours import NeighbourIndex, Neighbours, abstract_key, in_space, votes
+from . import areas, neighbours
+from .areas import AreaModel
+from .neighbours import NeighbourIndex, abstract_key, in_space
+from .reading import Reading
+from .votes import Votes, votes_of
 from .weigher import Weigher
 
 RECORD = "model.json"
+FORMAT = 2  # the layout of the model directories this version writes and reads (see FORMER)
 FILES = {
     "weigher": "weigher.json",
     "rules": "weigher-rules.json",
-    "nb": "neighbours.npz",
-    "jn": "neighbours-judged.npz",
+    "corpus": "neighbours.npz",
+    "judged": "neighbours-judged.npz",
     "areas": "areas.npz",
 }
+PARTS = {
+    "weigher": Weigher,
+    "rules": Weigher,
+    "corpus": NeighbourIndex,
+    "judged": NeighbourIndex,
+    "areas": AreaModel,
+}
 SHIPPED = "model"  # tagger/data/model
+
+
+def feature_constants() -> dict[str, float]:
+    """The constants of this version that shape the votes a weigher reads: when a neighbour
+    proposes an area and agrees with one, when an index paper is a copy of the paper, when the
+    area model proposes an area. A model records them, and is refused by a version that makes
+    its features with others."""
+    return {
+        "neighbour_propose": neighbours.PROPOSE,
+        "neighbour_agree": neighbours.AGREE,
+        "neighbour_same": neighbours.SAME,
+        "area_propose": areas.PROPOSE,
+    }
+
+
+# What a model directory of format 1 (tagger 0.7, which recorded no feature settings) was fitted
+# with: tagger fit read papers with the default settings, and its neighbour features were named
+# nb_* and jn_* (tagging.weigher reads them by their present names).
+FORMER = {
+    1: {
+        "settings": {
+            "top_n": 10,
+            "diversity": 0.2,
+            "max_words": 3,
+            "keyphrase_model": "",
+            "max_candidates": 20,
+            "doc_words": 96,
+            "alias_weight": 1.0,
+            "acronym_weight": 1.0,
+            "pattern_weight": 1.0,
+            "keyphrase_weight": 0.8,
+            "cue_weight": 0.35,
+            "title_factor": 2.0,
+            "first_sentence_factor": 1.5,
+            "related_work_factor": 0.6,
+            "keyphrase_bonus": 0.5,
+            "child_decay": 0.7,
+            "neighbours": 20,
+            "judged_neighbours": 10,
+        },
+        "constants": {
+            "neighbour_propose": 0.7,
+            "neighbour_agree": 0.7,
+            "neighbour_same": 0.985,
+            "area_propose": 0.35,
+        },
+    }
+}
 
 
 KNOWN_AS = {
@@ -61,12 +122,13 @@ def said_known(counts: Mapping[str, int]) -> str:
 
 @dataclass(frozen=True, eq=False)
 class FittedModel:
-    """A model directory, read lazily: its record now, each part when first asked for."""
+    """A model directory, read lazily: its record now, each part when first asked for (and
+    kept by its bytes' sha256: a model refitted into the same directory is read anew)."""
 
     where: Path
     record: dict[str, Any]
+    digest: str  # the sha256 of the record, which holds every file's: what names this model
     shipped: bool = False
-    _parts: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(
@@ -74,11 +136,37 @@ class FittedModel:
     ) -> FittedModel:
         """The model in the directory ``path``, or the one shipped with tagger for
         ``backend``'s space (config.packaged_fit)."""
-        return _load(str(path) if path else "", packaged_fit(SHIPPED, backend))
+        where = Path(path) if path else packaged.data_dir(packaged_fit(SHIPPED, backend))
+        what = f"the model {path}" if path else "the packaged model"
+        try:
+            data = (where / RECORD).read_bytes()
+        except OSError as exc:
+            why = (
+                f"{where} is not a directory tagger fit made"
+                if not (where / RECORD).exists()
+                else str(exc)
+            )
+            raise TaggerError(f"cannot read {what}: {why}") from None
+        try:
+            record = _RECORDS.of(data, hashlib.sha256(data).hexdigest())
+        except ValueError as exc:
+            raise TaggerError(f"cannot read {what}: {exc}") from None
+        return cls(where, record, hashlib.sha256(data).hexdigest(), shipped=not path)
 
     @property
     def taxonomy_sha256(self) -> str:
         return str(self.record.get("taxonomy", {}).get("sha256", ""))
+
+    @property
+    def features(self) -> dict[str, dict[str, Any]]:
+        """The settings (config.TaggerConfig.shaping) and constants (:func:`feature_constants`)
+        the features this model was fitted on were made with."""
+        if "features" in self.record:
+            return self.record["features"]
+        former = FORMER[self.record.get("format", 1)]
+        fit = self.record.get("settings", {})  # a fit of format 1 recorded its neighbours here
+        kept = {name: fit[name] for name in ("neighbours", "judged_neighbours") if name in fit}
+        return former | {"settings": former["settings"] | kept}
 
     def serves(self, taxonomy: Taxonomy) -> bool:
         """Whether this model was fitted for ``taxonomy``, or for a taxonomy it extends."""
@@ -86,8 +174,12 @@ class FittedModel:
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this model was fitted on the judged papers in the file at ``path``."""
-        digest = _sha256(Path(path).resolve())
-        return digest is not None and digest in self.record.get("fitted_on", {}).get("sha256", [])
+        try:
+            data = Path(path).resolve().read_bytes()
+        except OSError:
+            return False
+        digest = hashlib.sha256(data).hexdigest()
+        return digest in self.record.get("fitted_on", {}).get("sha256", [])
 
     def known(self, abstracts: Iterable[str]) -> list[str]:
         """What this model knows of each abstract (by abstract_key): "fitted" if it is a judged
@@ -95,11 +187,11 @@ class FittedModel:
         (never its own neighbour, but its areas shaped the fit), else "" (a paper no part of
         the model saw). :func:`said_known` says the counts of them."""
         sets = {}
-        for kind in ("jn", "nb"):
-            path = self.path(kind)
-            sets[kind] = set(NeighbourIndex.load(path).keys.tolist()) if path else set()
+        for kind in ("judged", "corpus"):
+            index = self.part(kind)
+            sets[kind] = set(index.keys.tolist()) if index is not None else set()
         return [
-            "fitted" if key in sets["jn"] else "indexed" if key in sets["nb"] else ""
+            "fitted" if key in sets["judged"] else "indexed" if key in sets["corpus"] else ""
             for key in map(abstract_key, abstracts)
         ]
 
@@ -117,25 +209,24 @@ class FittedModel:
         16 hex digits of its record's sha256 (the same wherever the directory is)."""
         return f"{'packaged' if self.shipped else 'fitted'} {self.digest[:16]}"
 
-    @cached_property
-    def digest(self) -> str:
-        """The sha256 of the record, which holds every file's: what names this model."""
-        return hashlib.sha256((self.where / RECORD).read_bytes()).hexdigest()
-
-    def path(self, part: str) -> Path | None:
-        """The file of ``part`` (a key of FILES), checked against the record; None if this
-        model has none."""
+    def part(self, part: str) -> Any:
+        """The part ``part`` (a key of FILES) read, its file checked against the record; None if
+        this model has none."""
         name = FILES[part]
         digest = self.record.get("files", {}).get(name)
         if digest is None:
             return None
         file = self.where / name
-        if _sha256(file) != digest:
+        try:
+            data = file.read_bytes()
+        except OSError:
+            data = b""
+        if hashlib.sha256(data).hexdigest() != digest:
             raise TaggerError(
                 f"{file} is not the file the model's record ({self.where / RECORD}) names: it is "
                 f"damaged or was replaced; {self._remedy}"
             )
-        return file
+        return PARTS[part].from_bytes(data, digest, file)
 
     @property
     def _remedy(self) -> str:
@@ -144,54 +235,36 @@ class FittedModel:
         return f"fit it again with tagger fit -o {self.where}"
 
 
-@cache
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-@cache
-def _load(path: str, shipped: str) -> FittedModel:
-    where = Path(path) if path else packaged.data_dir(shipped)
-    try:
-        record = json.loads((where / RECORD).read_text(encoding="utf-8"))
-        if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
-            raise ValueError(f"{RECORD} does not list the model's files")
-    except (OSError, ValueError) as exc:
-        what = "the packaged model" if not path else f"the model {path}"
-        why = (
-            f"{where} is not a directory tagger fit made"
-            if not (where / RECORD).exists()
-            else str(exc)
+def _parse_record(data: bytes) -> dict[str, Any]:
+    """A model directory's record; ValueError if it is none this version reads."""
+    record = json.loads(data.decode("utf-8"))
+    if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
+        raise ValueError(f"{RECORD} does not list the model's files")
+    written = record.get("format", 1)
+    if written not in (FORMAT, *FORMER):
+        raise ValueError(
+            f"it is a model directory of format {written!r}, and this version of tagger reads "
+            f"formats {', '.join(map(str, [*FORMER, FORMAT]))}: fit it again, or use the tagger "
+            "that wrote it"
         )
-        raise TaggerError(f"cannot read {what}: {why}") from None
-    return FittedModel(where=where, record=record, shipped=not path)
+    return record
+
+
+_RECORDS = ByContent(_parse_record)
 
 
 class Learned:
     """What a Tagger uses of a fitted model for its taxonomy: the weigher, the neighbour indexes
     and the area model when the model serves the taxonomy; else the first stage's weigher alone
-    (:meth:`note` says so). With ``votes`` False (reading papers for a fit), neither neighbours
-    nor the area model vote."""
+    (:meth:`note` says so)."""
 
     def __init__(
-        self,
-        model: FittedModel,
-        taxonomy: Taxonomy,
-        config: TaggerConfig,
-        embedder: str,
-        *,
-        votes: bool = True,
+        self, model: FittedModel, taxonomy: Taxonomy, config: TaggerConfig, embedder: str
     ) -> None:
         self.model = model
         self.taxonomy = taxonomy
         self.config = config
-        self.embedder = (
-            embedder  # its name: an index or area model made in another space is not read
-        )
-        self.voting = votes
+        self.embedder = embedder  # its name: an index or area model of another space is not read
 
     @cached_property
     def serving(self) -> bool:
@@ -213,12 +286,36 @@ class Learned:
             "judged papers"
         )
 
+    def check(self) -> None:
+        """Refuse settings that would make features other than the model's weigher was fitted
+        on (its scores would no longer be probabilities): a TaggerError naming the first."""
+        recorded = self.model.features
+        shaping = ("evidence", "votes") if self.serving else ("evidence",)
+        for name, value in self.config.shaping(*shaping).items():
+            fitted = recorded["settings"].get(name)
+            if value != fitted:
+                option = name.replace("_", "-")
+                raise TaggerError(
+                    f"{self.model.label} was fitted with {name}={fitted!r}, and its scores are "
+                    f"probabilities only for features made so; tag with {name}={fitted!r}, or "
+                    f"fit a model with {name}={value!r} (tagger fit --{option} {value})"
+                )
+        if not self.serving:
+            return
+        for name, value in feature_constants().items():
+            fitted = recorded["constants"].get(name)
+            if value != fitted:
+                raise TaggerError(
+                    f"{self.model.label} was fitted with {name} {fitted!r}, and this version of "
+                    f"tagger makes its features with {value!r}: {self.model._remedy}"
+                )
+
     @cached_property
     def weigher(self) -> Weigher:
-        path = self.model.path("weigher" if self.serving else "rules")
-        if path is None:
+        weigher = self.model.part("weigher" if self.serving else "rules")
+        if weigher is None:
             raise TaggerError(f"{self.model.label} has no weigher")
-        return Weigher.load(path)
+        return weigher
 
     @cached_property
     def neighbour_indexes(self) -> dict[str, tuple[NeighbourIndex, int]]:
@@ -227,38 +324,29 @@ class Learned:
         the judged ones (``judged_neighbours``). A kind read 0 times is left out, and so is
         every kind when the model does not serve this taxonomy (their areas are another
         taxonomy's), or when the index was made in another embedding space."""
-        wanted = {"nb": self.config.neighbours, "jn": self.config.judged_neighbours}
+        wanted = {"corpus": self.config.neighbours, "judged": self.config.judged_neighbours}
         found = {}
         for kind, k in wanted.items():
-            path = self.model.path(kind) if k and self.serving and self.voting else None
-            if path is not None:
-                index = NeighbourIndex.load(path)
-                if index.serves(self.embedder):
-                    found[kind] = (index, k)
+            index = self.model.part(kind) if k and self.serving else None
+            if index is not None and index.serves(self.embedder):
+                found[kind] = (index, k)
         return found
 
     @cached_property
     def area_model(self) -> AreaModel | None:
         """The model's area model (tagging.areas), if it has one, it serves this taxonomy, and
         it was fitted in this embedder's space."""
-        path = self.model.path("areas") if self.serving and self.voting else None
-        if path is None:
+        model = self.model.part("areas") if self.serving else None
+        if model is None:
             return None
-        model = AreaModel.load(path)
         return model if in_space(model.about, self.embedder) else None
 
-    def votes_of(
-        self, codes: list[np.ndarray], keys: list[int], texts: list[str]
-    ) -> list[Neighbours]:
-        """Each paper's neighbours of every kind, and the area model's votes, from its int8
-        vector as stored, its abstract_key and its text (language.text.paper_text)."""
-        found: list[list] = [[] for _ in codes]
-        for kind, (index, k) in self.neighbour_indexes.items():
-            for votes_of, nearest in zip(found, index.nearest(codes, keys, k), strict=True):
-                votes_of.append(votes(kind, index, nearest, self.taxonomy))
+    def votes(self, readings: Sequence[Reading]) -> list[Votes]:
+        """Each read paper's votes: its neighbours of every kind, and the area model's
+        (tagging.votes.votes_of)."""
+        codes = [reading.code for reading in readings]
+        chances = None
         if self.area_model is not None:
-            judged = self.neighbour_indexes.get("jn", (None, 0))[0]
-            chances = self.area_model.probabilities(codes, texts)
-            for votes_of, probability, code, key in zip(found, chances, codes, keys, strict=True):
-                votes_of.append(AreaVotes(probability, self.taxonomy, code, judged, key))
-        return [Neighbours(tuple(kinds)) for kinds in found]
+            chances = self.area_model.probabilities(codes, [r.text for r in readings])
+        keys = [reading.key for reading in readings]
+        return votes_of(codes, keys, self.neighbour_indexes, chances, self.taxonomy)

@@ -27,24 +27,26 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import TaggerError
+from ..io.files import ByContent
 from ..language import vectors
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
 
-# The kinds of neighbour (a model directory's indexes, tagging.model): shipped papers with the
-# areas the first stage gave them, and judged papers with the areas their readers wrote down.
-KINDS = ("nb", "jn")
+# The kinds of neighbour (a model directory's indexes, tagging.model): the papers a model was
+# fitted with (the corpus), tagged by the first stage, and the judged papers, with the areas their
+# readers wrote down.
+KINDS = ("corpus", "judged")
 PROPOSE = 0.7  # a neighbour's tag at least this sure proposes its area (and those above it)
 AGREE = 0.7  # a neighbour whose tag in an area's subtree is this sure agrees with the area
-SHOWN = 3  # neighbours named by a tag
-# What the weigher reads of a candidate's neighbours of each kind (weigher.FEATURES has them too).
+# What the weigher reads of a candidate's neighbours of each kind (weigher.WEIGHER_FEATURES has
+# them too).
 NAMES = (
     "share",  # similarity-weighted mean of the neighbours' scores in the area or below it
     "exact",  # ... in the area itself
@@ -52,14 +54,9 @@ NAMES = (
     "count",  # the share of the neighbours that agree (score >= AGREE)
     "best",  # the cosine of the nearest agreeing neighbour
 )
-FEATURES = tuple(f"{kind}_{name}" for kind in KINDS for name in NAMES)
-# What the weigher reads of the area model's votes (tagging.areas makes them)
-LEARNED = (
-    "learned",  # the probability the area model gives the area (its subtree: it or one below)
-    "learned_gap",  # ... minus the highest it gives any area of the paper
-    "learned_child",  # ... the highest it gives an area just below this one (0 for a leaf)
-)
-VOTE_FEATURES = FEATURES + LEARNED
+NEIGHBOUR_FEATURES = tuple(f"{kind}_{name}" for kind in KINDS for name in NAMES)
+# The names models fitted before the kinds were named read them by (tagging.weigher migrates them).
+FORMER_KINDS = {"nb": "corpus", "jn": "judged"}
 
 
 SAME = 0.985  # a cosine at which an index paper is taken for a copy of the paper itself
@@ -93,7 +90,18 @@ class NeighbourIndex:
     @classmethod
     def load(cls, path: str | Path) -> NeighbourIndex:
         """The index in the file at ``path`` (a model directory's: tagging.model)."""
-        return _load(str(path))
+        try:
+            return _INDEXES(path)
+        except (OSError, ValueError) as exc:
+            raise TaggerError(f"cannot read the neighbour index {path}: {exc}") from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> NeighbourIndex:
+        """The index in ``data`` (whose sha256 is ``digest``), read from the file ``where``."""
+        try:
+            return _INDEXES.of(data, digest)
+        except ValueError as exc:
+            raise TaggerError(f"cannot read the neighbour index {where}: {exc}") from None
 
     @classmethod
     def build(
@@ -179,7 +187,7 @@ class NeighbourIndex:
         """The cosine of each paper with the index papers (``rows`` of them, or all). The
         vectors are int8, so every partial sum of a dot product is an integer below 2**24,
         exact in float32 in any order: the same bits on every CPU and BLAS."""
-        matrix, norms = self.codes, _norms(self)
+        matrix, norms = self.codes, self._norms
         if rows is not None:
             matrix, norms = matrix[rows], norms[rows]
         queries = np.stack([code.astype(np.float32) for code in codes])
@@ -193,8 +201,23 @@ class NeighbourIndex:
 
     def rows_in(self, area: str, taxonomy: Taxonomy) -> np.ndarray:
         """The index papers tagged, at AGREE or more, with ``area`` or an area below it."""
-        below = taxonomy.descendants(area) if area in taxonomy.by_id else {area}
-        return _rows_in(self, frozenset(below))
+        below = frozenset(taxonomy.descendants(area) if area in taxonomy.by_id else {area})
+        if below not in self._rows:
+            wanted = [k for k, name in enumerate(self.areas) if name in below]
+            starts = np.asarray(self.tag_start)
+            paper_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))  # each tag's paper
+            hit = np.isin(self.tag_area, wanted) & (np.asarray(self.tag_score) >= AGREE)
+            self._rows[below] = np.unique(paper_of[hit]).astype(np.intp)
+        return self._rows[below]
+
+    @cached_property
+    def _rows(self) -> dict[frozenset[str], np.ndarray]:  # rows_in's, by the areas asked for
+        return {}
+
+    @cached_property
+    def _norms(self) -> np.ndarray:
+        """The squared norm of each index paper's vector, exact: at most 384 * 128**2 < 2**31."""
+        return np.einsum("ij,ij->i", self.codes, self.codes, dtype=np.int32).astype(np.float64)
 
     def tags_of(self, index: int) -> dict[str, float]:
         """The first-stage tags of index paper ``index``."""
@@ -228,43 +251,30 @@ def in_space(about: Mapping[str, Any], embedder_name: str) -> bool:
 _BLOCK = 2048  # index rows made float32 at a time: 3 MB, where the whole index would keep 14
 
 
-@cache
-def _norms(index: NeighbourIndex) -> np.ndarray:
-    """The squared norm of each index paper's vector, exact: at most 384 * 128**2 < 2**31."""
-    return np.einsum("ij,ij->i", index.codes, index.codes, dtype=np.int32).astype(np.float64)
-
-
-@cache
-def _rows_in(index: NeighbourIndex, below: frozenset[str]) -> np.ndarray:
-    wanted = [k for k, name in enumerate(index.areas) if name in below]
-    starts = np.asarray(index.tag_start)
-    paper_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))  # each tag's paper
-    hit = np.isin(index.tag_area, wanted) & (np.asarray(index.tag_score) >= AGREE)
-    return np.unique(paper_of[hit]).astype(np.intp)
-
-
-@cache
-def _load(path: str) -> NeighbourIndex:
+def _parse(data: bytes) -> NeighbourIndex:
+    """The index in a file's bytes; ValueError if they hold none."""
     try:
-        raw = Path(path).read_bytes()
-        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+        with np.load(io.BytesIO(data), allow_pickle=False) as found:
             return NeighbourIndex(
-                codes=data["codes"].astype(np.int8),
-                keys=data["keys"].astype(np.int64),
-                ids=tuple(data["ids"].tolist()),
-                titles=tuple(data["titles"].tolist()),
-                areas=tuple(data["areas"].tolist()),
-                tag_start=data["tag_start"].astype(np.int64),
-                tag_area=data["tag_area"].astype(np.int32),
-                tag_score=data["tag_score"].astype(np.float32),
-                about=json.loads(str(data["about"])),
+                codes=found["codes"].astype(np.int8),
+                keys=found["keys"].astype(np.int64),
+                ids=tuple(found["ids"].tolist()),
+                titles=tuple(found["titles"].tolist()),
+                areas=tuple(found["areas"].tolist()),
+                tag_start=found["tag_start"].astype(np.int64),
+                tag_area=found["tag_area"].astype(np.int32),
+                tag_score=found["tag_score"].astype(np.float32),
+                about=json.loads(str(found["about"])),
             )
-    except (OSError, ValueError, KeyError) as exc:
-        raise TaggerError(f"cannot read the neighbour index {path}: {exc}") from None
+    except (KeyError, OSError, EOFError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+_INDEXES = ByContent(_parse)
 
 
 @dataclass
-class Votes:
+class NeighbourVotes:
     """What one kind of neighbour says about each area: for each neighbour, its cosine and its
     score in the area (the best of the area and those below it)."""
 
@@ -280,7 +290,7 @@ class Votes:
         return {area for scores in self.below for area, s in scores.items() if s >= PROPOSE}
 
     def features(self, area: str) -> dict[str, float]:
-        """This kind's FEATURES of one area."""
+        """This kind's NEIGHBOUR_FEATURES of one area."""
         names = [f"{self.kind}_{name}" for name in NAMES]
         if not self.neighbours:
             return dict.fromkeys(names, 0.0)
@@ -313,43 +323,9 @@ class Votes:
         ]
 
 
-@dataclass
-class Neighbours:
-    """A paper's neighbours of every kind, and the area model's votes (tagging.areas) when
-    there is one: each proposes areas, describes each candidate and names what supports it."""
-
-    votes: tuple[Votes, ...] = ()
-
-    def proposed(self) -> set[str]:
-        return set().union(*(v.proposed() for v in self.votes))
-
-    def learned(self) -> Neighbours:
-        """The area model's votes alone: what a facet's values (the contribution types) read."""
-        return Neighbours(tuple(v for v in self.votes if getattr(v, "learned", False)))
-
-    def features(self, area: str) -> dict[str, float]:
-        """Every feature of one area its votes make (VOTE_FEATURES), zero for a kind not
-        read."""
-        found = dict.fromkeys(VOTE_FEATURES, 0.0)
-        for kind in self.votes:
-            found.update(kind.features(area))
-        return found
-
-    def supporting(self, area: str) -> list[Neighbour]:
-        """The nearest neighbours, of any kind, that agree with ``area``, at most SHOWN, each
-        paper once."""
-        found: dict[str, Neighbour] = {}
-        for neighbour in sorted(
-            (n for kind in self.votes for n in kind.supporting(area)),
-            key=lambda n: (-n.similarity, n.id),
-        ):
-            found.setdefault(neighbour.id, neighbour)
-        return list(found.values())[:SHOWN]
-
-
-def votes(
+def neighbour_votes(
     kind: str, index: NeighbourIndex, neighbours: list[tuple[int, float]], taxonomy: Taxonomy
-) -> Votes:
+) -> NeighbourVotes:
     """The votes of ``neighbours`` of ``index`` under ``taxonomy`` (areas it does not have are
     left out)."""
     below, exact = [], []
@@ -361,7 +337,4 @@ def votes(
                 subtree[ancestor] = max(subtree.get(ancestor, 0.0), score)
         below.append(subtree)
         exact.append(tags)
-    return Votes(kind, neighbours, below, exact, index)
-
-
-NO_VOTES = Neighbours()
+    return NeighbourVotes(kind, neighbours, below, exact, index)

@@ -38,18 +38,77 @@ from ..language.text import Analysis
 from ..records import Evidence
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.rules import Hit
-from .neighbours import NO_VOTES, Neighbours
+from .reading import Reading
+from .votes import NO_VOTES, Votes
 
 
 @dataclass
-class Candidate:
-    """An area the rules found in a paper, with its evidence and what the weigher reads."""
+class AreaCandidate:
+    """A candidate area of a paper, with its evidence and what the weigher reads."""
 
     area: str
     hits: list[int]  # the paper's hits that are evidence for it: its own and its sub-areas'
     own: float  # the evidence of its own rules
     total: float  # own evidence, the best sub-area's, and child_decay of each other's
     features: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """A paper's candidates of one kind: its topics (``facet`` None) or one facet's values,
+    with the hits they rest on and the weight of each."""
+
+    facet: str | None
+    hits: list[Hit]
+    weights: list[float]
+    candidates: list[AreaCandidate]
+
+
+@dataclass(frozen=True, eq=False)
+class Proposal:
+    """A paper's candidate areas, topics and each facet's values apart, each with the features
+    the weigher reads; what listing lists, and a fit fits the weigher to."""
+
+    reading: Reading
+    votes: Votes
+    groups: tuple[Group, ...]
+
+    @property
+    def candidates(self) -> list[AreaCandidate]:
+        """Every candidate, topics first, then each facet's values."""
+        return [candidate for group in self.groups for candidate in group.candidates]
+
+
+def propose_paper(
+    reading: Reading, votes: Votes, taxonomy: Taxonomy, config: TaggerConfig
+) -> Proposal:
+    """Every candidate area of a read paper, with ``votes`` its neighbours' and the area
+    model's: its hits grouped by what they are evidence of (:func:`groups`), each group
+    proposed on its own (:func:`propose`); a facet's values are each a candidate, and read the
+    area model's votes alone."""
+    found = []
+    for facet, hits in groups(reading.hits, taxonomy).items():
+        candidates, weights = propose(
+            hits,
+            reading.analysis,
+            taxonomy,
+            n_keyphrases=len(reading.keyphrases),
+            config=config,
+            similarity=reading.similarity,
+            votes=votes if facet is None else votes.learned(),
+            always=taxonomy.children[facet] if facet is not None else (),
+        )
+        found.append(Group(facet, hits, weights, candidates))
+    return Proposal(reading, votes, tuple(found))
+
+
+def groups(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]:
+    """A paper's hits by what they are evidence of (:func:`by_facet`), with a group, perhaps
+    empty, for the topics and for every facet: a paper is about something and of some kind
+    whether or not a rule fired."""
+    found = by_facet(hits, taxonomy)
+    facets = [root for root in taxonomy.roots if taxonomy.by_id[root].facet]
+    return {key: found.get(key, []) for key in [None, *facets]}
 
 
 def propose(
@@ -60,9 +119,9 @@ def propose(
     n_keyphrases: int,
     config: TaggerConfig,
     similarity: Mapping[str, float] | None = None,
-    votes: Neighbours = NO_VOTES,
+    votes: Votes = NO_VOTES,
     always: Iterable[str] = (),
-) -> tuple[list[Candidate], list[float]]:
+) -> tuple[list[AreaCandidate], list[float]]:
     """Every candidate area of one paper with its features, and the weight of each hit: the
     areas rules fired on and those above them, the areas the paper's neighbours propose
     (``votes``), and the areas in ``always`` (a facet's values: every paper is of some kind)."""
@@ -105,12 +164,12 @@ def propose(
             )
         return raw[area_id]
 
-    found = [Candidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
+    found = [AreaCandidate(a, indices, own_raw[a], total(a)) for a, indices in by_area.items()]
     # a facet's candidates are its values (``always``): the topics the votes find likely are
     # the topic group's candidates, never a facet's (they were listed as types once)
     proposed = votes.proposed() & set(always) if always else votes.proposed()
     more = [*sorted(proposed - set(by_area)), *(a for a in always if a not in by_area)]
-    found += [Candidate(a, [], 0.0, 0.0) for a in dict.fromkeys(more)]
+    found += [AreaCandidate(a, [], 0.0, 0.0) for a in dict.fromkeys(more)]
     totals = {c.area: c.total for c in found}
     roots = {c.area: c.total for c in found if taxonomy.by_id[c.area].parent is None}
     similarity = similarity or {}
@@ -128,7 +187,7 @@ def propose(
 
 
 def _facet_features(
-    candidate: Candidate, found: list[Candidate], taxonomy: Taxonomy
+    candidate: AreaCandidate, found: list[AreaCandidate], taxonomy: Taxonomy
 ) -> dict[str, float]:
     """For a facet's value (type.theory): its share of the evidence for the facet's values, and
     the most any other value has; what tells a theory paper from a method paper that also says
@@ -156,7 +215,7 @@ def by_facet(hits: list[Hit], taxonomy: Taxonomy) -> dict[str | None, list[Hit]]
 
 
 def _features(
-    candidate: Candidate,
+    candidate: AreaCandidate,
     hits: list[Hit],
     weights: list[float],
     context: Context,
@@ -215,10 +274,10 @@ def _evidence_sum(hits: list[Hit], weights: list[float], kept: list[int]) -> flo
     return sum(weight for _, weight in _decayed(hits, weights, kept))
 
 
-def _evidence(
-    hits: list[Hit], weights: list[float], indices: list[int], analysis: Analysis
-) -> list[Evidence]:
-    """An area's evidence, its sub-areas' included, overlapping hits shown once, in text order."""
+def evidence(group: Group, indices: list[int], analysis: Analysis) -> list[Evidence]:
+    """The evidence of a candidate of ``group`` (its hits, ``indices``), its sub-areas'
+    included, overlapping hits shown once, in text order."""
+    hits, weights = group.hits, group.weights
     return [
         Evidence(
             area=hits[i].area,

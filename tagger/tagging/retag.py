@@ -1,169 +1,145 @@
-"""Which tagged papers a new taxonomy cannot change, decided without reading them again.
+"""The Retagger: tagged papers in, the same papers tagged with another taxonomy out, without the
+embedding model.
 
-Retagging a paper costs what reading it costs (spaCy's tokenizer, the word analysis), and an
-edit of a few areas leaves most papers of a corpus as they were. Given the taxonomy a paper was
-tagged with and the new one, :class:`Untouched` says, from the paper's text alone, when its tags
-and facets cannot differ; `tagger retag` then writes its line with the new provenance and
-nothing else changed, and reads only the other papers again.
-
-The reasoning. A paper's tags are a function of its rule hits and of the areas those hits make
-candidates (a hit's area and its ancestors): their rules, names, places in the tree,
-crosswalks, descriptions, and whether they have sub-areas. Call an area *dirty* when it differs
-between the two taxonomies (added, dropped, any field changed, its first sub-area gained or its
-last lost), or lies below one that does (its exclusions, requirements, crosswalk and place come
-from above). An ancestor of a dirty area is not dirty itself: for a paper with no hit on a dirty
-area, its evidence, features and sub-area candidates are the same. A paper whose hits all lie
-on clean areas has the same candidates with the same evidence and features under both
-taxonomies, so the same tags. And a paper has no hit on a dirty area, under either taxonomy, if
-its text holds none of those areas' rules: no phrase (its normalised words, as stems, in a row
-in the lower-cased, NFKC-folded text or in a keyphrase's normalised form: 'matrices' holds
-'matri', 'studies' holds 'stud'), no acronym, no pattern match. Candidates also come from the
-paper's nearest shipped papers (tagging.neighbours): a paper none of whose neighbours is tagged
-with a dirty area has the same of those too. The test is a superset: a paper it cannot clear is
-simply read again.
+Each tagged line's keyphrases and vector stand in for the models, and spaCy only splits words
+and sentences (tagging.reading.Reader with ``words_only``); the result is what the Tagger writes
+for the same paper with the new taxonomy, byte for byte, if the line was written by this version
+of tagger with this configuration (``tagger.runs.local.retag_files`` checks that before it calls
+this). A paper the change of taxonomy cannot touch (tagging.untouched) is not read again: only
+its provenance changes.
 """
 
 from __future__ import annotations
 
-import re
-import time
-import unicodedata
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 
-import regex
+import numpy as np
 
-from ..language import vectors
-from ..language.text import clean, tokenize_phrase
-from ..records import TaggedPaper
-from ..taxonomy.model import Area, Taxonomy
-from ..taxonomy.rules import PATTERN_TIMEOUT
-from .neighbours import NeighbourIndex, abstract_key
+from ..config import RETAG_WORKERS, TaggerConfig
+from ..records import Provenance, TaggedPaper
+from ..taxonomy.model import Taxonomy
+from ..taxonomy.store import tagged_with
+from .model import Learned
+from .pipeline import checked_workers, in_batches, learned_for, provenance_of, tagged_papers
+from .reading import Reader
+from .untouched import Untouched
+from .workers import Workers
 
-
-class Untouched:
-    """``untouched(record)``: whether ``record``, tagged with ``old``, is tagged the same with
-    ``new`` (True is certain; False means: read it again)."""
-
-    def __init__(
-        self,
-        old: Taxonomy,
-        new: Taxonomy,
-        nlp: Any,
-        indexes: Mapping[str, tuple[NeighbourIndex, int]] | None = None,
-    ) -> None:
-        changed = _changed_rules(old, new)
-        self.everything = changed is None  # nothing can be cleared
-        rules, self.dirty = changed or (set(), set())
-        self.indexes = dict(indexes or {})  # kind -> (index, neighbours read)
-        self.words: set[str] = set()  # stems of the changed one-word phrases
-        self.phrases: dict[tuple[str, ...], re.Pattern[str]] = {}  # and of longer ones
-        self.acronyms: set[str] = set()
-        self.patterns: list[regex.Pattern[str]] = []
-        for field, text in rules:
-            if field == "acronyms":
-                self.acronyms.add(text)
-            elif field == "patterns":
-                self.patterns.append(regex.compile(text))
-            else:
-                for words in tokenize_phrase(nlp, text):
-                    stems = tuple(_stem(word) for word in words)
-                    if len(stems) == 1:
-                        self.words.add(stems[0])
-                    else:
-                        self.phrases[stems] = _adjacent(stems)
-
-    def __call__(self, record: TaggedPaper) -> bool:
-        if self.everything:
-            return False
-        paper = record.paper
-        for index, k in self.indexes.values():
-            if not record.vector:
-                return False
-            codes, keys = [vectors.decode(record.vector)], [abstract_key(paper.abstract)]
-            [near] = index.nearest(codes, keys, k)
-            if any(area in self.dirty for j, _ in near for area in index.tags_of(j)):
-                return False
-        text = f"{clean(paper.title or '')}\n{clean(paper.abstract)}"
-        if any(acronym in text for acronym in self.acronyms):
-            return False
-        folded = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-        folded += "\n" + "\n".join(k.normalized for k in record.keyphrases)
-        if any(stem in folded for stem in self.words):
-            return False
-        if any(
-            all(stem in folded for stem in stems) and adjacent.search(folded)
-            for stems, adjacent in self.phrases.items()
-        ):
-            return False
-        for field in (paper.title or "", paper.abstract):
-            deadline = time.monotonic() + PATTERN_TIMEOUT  # as rules.RuleSet spends it
-            for pattern in self.patterns:
-                left = deadline - time.monotonic()
-                try:
-                    if left <= 0 or pattern.search(field, timeout=left):
-                        return False
-                except TimeoutError:
-                    return False
-        return True
+# Papers retagged together: retagging one costs a few milliseconds, so batches are larger than
+# tagging's, to spend little on sending them to workers.
+RETAG_BATCH = 256
 
 
-RULES = ("aliases", "cues", "acronyms", "patterns", "exclude", "requires")
+class Retagger:
+    """Tags papers again from their tagged lines, with ``taxonomy``. It loads spaCy without its
+    part-of-speech tagger, and the embedding model only if an area's description is not in the
+    cache."""
+
+    def __init__(self, taxonomy: Taxonomy, config: TaggerConfig | None = None) -> None:
+        self.taxonomy = taxonomy
+        self.config = config if config is not None else TaggerConfig()
+        self.reader = Reader(self.taxonomy, self.config, words_only=True)
+        self._untouched_by: dict[str, Callable[[TaggedPaper], bool]] = {}  # by old taxonomy
+        self._workers: Workers | None = None
+
+    @cached_property
+    def learned(self) -> Learned:
+        """What this retagger uses of the fitted model, as a Tagger does (Tagger.learned)."""
+        return learned_for(self.taxonomy, self.config, self.reader.embedder.name)
+
+    @cached_property
+    def provenance(self) -> Provenance:
+        return provenance_of(self.taxonomy, self.config, self.reader.embedder.name, self.learned)
+
+    @property
+    def area_vectors(self) -> np.ndarray:
+        return self.reader.area_vectors
+
+    def retag_batch(self, records: list[TaggedPaper]) -> list[TaggedPaper]:
+        """The papers of ``records`` tagged again with this retagger's taxonomy."""
+        model = self.provenance.model
+        untouched = [
+            r.provenance.model == model and self._untouched(r.provenance.taxonomy_sha256)(r)
+            for r in records
+        ]
+        todo = [record for record, same in zip(records, untouched, strict=True) if not same]
+        readings = self.reader.read_again(
+            [record.paper for record in todo],
+            [record.keyphrases for record in todo],
+            [record.vector or "" for record in todo],
+        )
+        fresh = iter(tagged_papers(readings, self.learned, self.provenance))
+        return [
+            record.model_copy(update={"provenance": self.provenance}) if same else next(fresh)
+            for record, same in zip(records, untouched, strict=True)
+        ]
+
+    def retag_many(
+        self, records: Iterable[TaggedPaper], *, workers: int = RETAG_WORKERS
+    ) -> Iterator[TaggedPaper]:
+        """:meth:`retag_batch` over tagged records, lazily, in order, in ``workers`` processes
+        as Tagger.tag_many tags."""
+        workers = checked_workers(workers, "Retagger.retag_many", embedder_given=False)
+        return in_batches(records, RETAG_BATCH, workers, self.retag_batch, self._pool)
+
+    def _untouched(self, sha256: str) -> Callable[[TaggedPaper], bool]:
+        """For lines tagged with the taxonomy of ``sha256``: which of them this taxonomy cannot
+        change (none, if that taxonomy is not in the cache)."""
+        known = self._untouched_by
+        if sha256 not in known:
+            old = self.taxonomy if sha256 == self.taxonomy.sha256 else tagged_with(sha256)
+            known[sha256] = (
+                Untouched(old, self.taxonomy, self.reader.nlp, self.learned.neighbour_indexes)
+                if old is not None
+                else _never
+            )
+        return known[sha256]
+
+    def _pool(self, count: int) -> Workers:
+        """Worker processes, given the area vectors and provenance made here (they never load
+        the embedding model for them)."""
+        if self._workers is not None and self._workers.count != count:
+            self.close()
+        if self._workers is None:
+            self._workers = Workers(
+                count,
+                _start_retagging,
+                (self.taxonomy, self.config, self.area_vectors, self.provenance),
+                _retag_in_worker,
+                backend=self.config.embedding_backend,
+            )
+        return self._workers
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop worker processes, if any were started (as Tagger.close does)."""
+        if self._workers is not None:
+            workers, self._workers = self._workers, None
+            workers.close(wait=wait)
+
+    def __enter__(self) -> Retagger:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=kind is None)
 
 
-def _changed_rules(old: Taxonomy, new: Taxonomy) -> tuple[set[tuple[str, str]], set[str]] | None:
-    """The rules (field, text) a paper must hold none of to be tagged alike by both taxonomies,
-    and the dirty areas (with those below them, in either taxonomy); None when no paper can be
-    cleared (the areas both have come in another order, which can order evidence differently).
-
-    An area whose rules alone changed contributes the rules added or removed: a paper with
-    none of them has the same hits on it. An area that changed otherwise (added, dropped,
-    renamed, moved, described anew, its crosswalk, its first sub-area gained or last lost,
-    requirements set or lifted) contributes every rule of it and of the areas below it, in both
-    taxonomies: those areas' candidates read it."""
-    shared = [area.id for area in old.areas if area.id in new.by_id]
-    if shared != [area.id for area in new.areas if area.id in old.by_id]:
-        return None
-    rules: set[tuple[str, str]] = set()
-    dirty: set[str] = set()
-    for area_id in old.by_id.keys() | new.by_id.keys():
-        before, after = old.by_id.get(area_id), new.by_id.get(area_id)
-        if before is None or after is None or _shape(old, before) != _shape(new, after):
-            dirty.add(area_id)
-            continue
-        for field in RULES:
-            gone_or_new = set(getattr(before, field)) ^ set(getattr(after, field))
-            rules |= {(field, text) for text in gone_or_new}
-    below_dirty = set(dirty)
-    for taxonomy in (old, new):
-        for area_id in dirty & taxonomy.by_id.keys():
-            for below in taxonomy.descendants(area_id):
-                below_dirty.add(below)
-                area = taxonomy.by_id[below]
-                rules |= {(field, text) for field in RULES for text in getattr(area, field)}
-    return rules, below_dirty
+def _never(record: TaggedPaper) -> bool:
+    return False
 
 
-def _shape(taxonomy: Taxonomy, area: Area) -> tuple:
-    """What an area is, its rules aside: what its candidates and those of the areas below it
-    read of it (the embedded description among them)."""
-    return (
-        area.model_dump(exclude=set(RULES)),
-        area.prototype(),
-        bool(area.requires),
-        bool(taxonomy.children[area.id]),
-    )
+_worker_retagger: Retagger | None = None
 
 
-def _stem(word: str) -> str:
-    """What the folded text holds where a word of this normalised form is: the form without
-    its last two letters (normalize_word turns 'indices' into 'index', 'studies' into
-    'study': 'ind' and 'stud' stay)."""
-    return word[:-2] if len(word) > 2 else word
+def _start_retagging(
+    taxonomy: Taxonomy, config: TaggerConfig, area_vectors: np.ndarray, provenance: Provenance
+) -> None:
+    global _worker_retagger
+    _worker_retagger = Retagger(taxonomy, config)
+    _worker_retagger.reader.__dict__["area_vectors"] = area_vectors
+    _worker_retagger.__dict__["provenance"] = provenance
 
 
-def _adjacent(stems: tuple[str, ...]) -> re.Pattern[str]:
-    """The stems in order, each word's rest and the space or nothing between words skipped: a
-    phrase's words are consecutive words of the paper (a hyphen between them is part of the
-    word before)."""
-    return re.compile(r"\S*\s*".join(re.escape(stem) for stem in stems))
+def _retag_in_worker(batch: list[TaggedPaper]) -> list[TaggedPaper]:
+    assert _worker_retagger is not None, "worker was not started with _start_retagging"
+    return _worker_retagger.retag_batch(batch)

@@ -2,7 +2,7 @@
 else.
 
 Every candidate area of a paper (tagging.proposing) is described by the few numbers in
-FEATURES; logistic models read them. ``right`` gives the probability that a researcher would
+WEIGHER_FEATURES; logistic models read them. ``right`` gives the probability that a researcher would
 accept the area as a tag of the paper: a tag's ``score``, calibrated on the judged set
 (judged/). ``main`` says how much the paper is mainly about the area: the order tags are listed
 in. A facet's values (the contribution types) have a model each where the judged set holds
@@ -19,18 +19,19 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..config import WEIGHER_C
 from ..errors import TaggerError
 from ..io import packaged
-from .neighbours import VOTE_FEATURES
+from ..io.files import ByContent
+from .neighbours import FORMER_KINDS
+from .votes import VOTE_FEATURES
 
 # What the models read about a candidate area; tagging.proposing computes each. The first-stage
 # weigher (which tags the shipped papers the neighbours come from) reads RULE_FEATURES; the
-# weigher that tags reads FEATURES, the neighbours' votes among them.
+# weigher that tags reads WEIGHER_FEATURES, the neighbours' votes among them.
 RULE_FEATURES = (
     "evidence",  # log(1 + the area's evidence: its own, its best sub-area's, half the others')
     "own",  # log(1 + the evidence of its own rules)
@@ -57,7 +58,7 @@ RULE_FEATURES = (
     "facet_share",  # for a facet's value: its share of the evidence for the facet's values
     "facet_other",  # ... log(1 + the evidence of the likeliest other value)
 )
-FEATURES = RULE_FEATURES + VOTE_FEATURES
+WEIGHER_FEATURES = RULE_FEATURES + VOTE_FEATURES
 MODELS = ("right", "main")
 ANY_FACET = "*"  # the facet model for a value that has none of its own
 
@@ -65,7 +66,8 @@ ANY_FACET = "*"  # the facet model for a value that has none of its own
 @dataclass(frozen=True)
 class Model:
     """A logistic model over named features: ``sigmoid(bias + sum(weight * (x - mean) /
-    scale))``. The weigher's read FEATURES; the keyphrase model (language.trees) is another kind."""
+    scale))``. The weigher's read WEIGHER_FEATURES; the keyphrase model (language.trees) is
+    another kind."""
 
     names: tuple[str, ...]
     weights: tuple[float, ...]
@@ -122,7 +124,18 @@ class Weigher:
     @classmethod
     def load(cls, path: str | Path) -> Weigher:
         """The weigher in the file at ``path`` (a model directory's: tagging.model)."""
-        return _load(str(path))
+        try:
+            return _WEIGHERS(path)
+        except (OSError, ValueError) as exc:
+            raise TaggerError(f"cannot read the weigher {path}: {exc}") from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> Weigher:
+        """The weigher in ``data`` (whose sha256 is ``digest``), read from the file ``where``."""
+        try:
+            return _WEIGHERS.of(data, digest)
+        except ValueError as exc:
+            raise TaggerError(f"cannot read the weigher {where}: {exc}") from None
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this weigher was fitted on the judged set in the file at ``path``."""
@@ -143,19 +156,38 @@ def _written(model: Any) -> dict[str, Any]:
     return model.as_weigher_model() if hasattr(model, "as_weigher_model") else model.as_dict()
 
 
-@cache
-def _load(path: str) -> Weigher:
+def _parse(data: bytes) -> Weigher:
+    """The weigher in a file's bytes; ValueError if they hold none."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        models = {name: Model.from_dict(data[name]) for name in MODELS}
-        facets = {area: Model.from_dict(raw) for area, raw in data["facet"].items()}
+        raw = json.loads(data.decode("utf-8"))
+        models = {name: Model.from_dict(_migrated(raw[name])) for name in MODELS}
+        facets = {area: Model.from_dict(_migrated(m)) for area, m in raw["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required
-        unknown = {n for m in [*models.values(), *facets.values()] for n in m.names} - set(FEATURES)
+        read = {n for m in [*models.values(), *facets.values()] for n in m.names}
+        unknown = read - set(WEIGHER_FEATURES)
         if unknown:
             raise ValueError(f"it reads features this version does not make: {sorted(unknown)}")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(f"cannot read the weigher {path}: {exc!r}") from None
-    return Weigher(**models, facets=facets, about=data.get("about", {}))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(repr(exc)) from None
+    return Weigher(**models, facets=facets, about=raw.get("about", {}))
+
+
+_WEIGHERS = ByContent(_parse)
+
+
+def _migrated(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A model as written, its features named as this version names them: a model fitted before
+    the neighbour kinds were named read 'nb_share' where it now reads 'corpus_share'
+    (neighbours.FORMER_KINDS)."""
+    if raw.get("kind") == "trees":
+        names = [_renamed(name) for name in raw["names"]]
+        return dict(raw) | {"names": names}
+    return {_renamed(name): value for name, value in raw.items()}
+
+
+def _renamed(name: str) -> str:
+    kind, _, rest = name.partition("_")
+    return f"{FORMER_KINDS[kind]}_{rest}" if kind in FORMER_KINDS and rest else name
 
 
 def fitted(
@@ -163,7 +195,7 @@ def fitted(
     labels: Sequence[int],
     *,
     c: float = WEIGHER_C,
-    names: Sequence[str] = FEATURES,
+    names: Sequence[str] = WEIGHER_FEATURES,
 ) -> Model:
     """A logistic model fitted to feature rows and 0/1 labels (scikit-learn, L2)."""
     import numpy as np

@@ -2,8 +2,13 @@
 
 Aliases, cues and exclusions become normalised word sequences looked up in one hash table, so a
 paper costs one pass over its words whatever the size of the taxonomy; acronyms are whole-token,
-case-sensitive lookups; patterns are compiled regular expressions run over the original text,
-under a time limit.
+case-sensitive lookups; patterns are compiled regular expressions run over the original text.
+
+No clock decides what a paper's hits are: every pattern runs to the end on every field, so a
+paper gets the same hits on a fast machine and a loaded one. A pattern that backtracks for
+longer than PATTERN_LIMIT seconds of CPU on one field (the `regex` engine defuses most
+catastrophic backtracking, and `tagger taxonomy lint` names the patterns that can) stops the
+run with an error naming it, rather than being skipped for that paper.
 """
 
 from __future__ import annotations
@@ -11,8 +16,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any, Literal
 import regex
 
 from ..config import DEFAULT_SPACY_MODEL, tagger_version
+from ..errors import TaggerError
 from ..io import cache
 from ..language.spans import DisjointSpans, SpanIndex
 from ..language.text import (
@@ -34,11 +39,10 @@ from ..language.text import (
 from ..records import Keyphrase
 from .model import Taxonomy
 
-# Patterns run on the `regex` engine, which defuses most catastrophic backtracking, under a
-# time limit per paper and field for the rest: all of an area's patterns, and all areas', share it.
-PATTERN_TIMEOUT = 0.5
-RAN_OVER = "ran over"  # a pattern skipped for a paper: it ran past the time left
-NO_TIME_LEFT = "no time left"  # or the patterns before it had used up the paper's time
+# Seconds of CPU a pattern may take on one field of a paper before the run stops: a safeguard
+# against a pattern that backtracks without end, far above what any pattern that ends takes
+# (the packaged taxonomy's take microseconds an abstract).
+PATTERN_LIMIT = 10.0
 
 
 @dataclass(slots=True)
@@ -111,9 +115,6 @@ class RuleSet:
         requirements: dict[tuple[str, ...], set[str]] = defaultdict(set)
         acronyms: dict[str, list[Rule]] = defaultdict(list)
         self._patterns: list[tuple[Rule, regex.Pattern[str]]] = []
-        # (area, pattern, RAN_OVER or NO_TIME_LEFT) -> papers it was skipped for, the paper's
-        # PATTERN_TIMEOUT spent
-        self.timeouts: Counter[tuple[str, str, str]] = Counter()
         tokenized = _tokenized(taxonomy, spacy_model, nlp)
         for area in taxonomy.areas:
             for kind, field in RULE_FIELDS.items():
@@ -213,24 +214,17 @@ class RuleSet:
         return hits, vetoes, met
 
     def _match_patterns(self, analysis: Analysis, sentences: _Sentences) -> list[Hit]:
-        """Hits of the patterns, which share PATTERN_TIMEOUT per field of the paper: once it is
-        spent, the pattern running is stopped and the rest are skipped, each said in
-        :attr:`timeouts`."""
-        hits, skipped = [], {}
+        """Hits of the patterns, each run over the whole of each field; one that backtracks past
+        PATTERN_LIMIT stops the run (:func:`ran_over`)."""
+        hits = []
         for field, text in (("title", analysis.title), ("abstract", analysis.abstract)):
             if not text:
                 continue
-            deadline = time.monotonic() + PATTERN_TIMEOUT
             for rule, compiled in self._patterns:
-                left = deadline - time.monotonic()
-                if left <= PATTERN_TIMEOUT / 100:  # a clock's tick: the time is spent
-                    skipped.setdefault((rule.area, rule.text), NO_TIME_LEFT)
-                    continue
                 try:
-                    found = list(compiled.finditer(text, timeout=left))
+                    found = list(compiled.finditer(text, timeout=PATTERN_LIMIT))
                 except TimeoutError:
-                    skipped[(rule.area, rule.text)] = RAN_OVER
-                    continue
+                    raise ran_over(rule.area, rule.text) from None
                 for m in found:
                     if m.end() > m.start():
                         hits.append(
@@ -244,7 +238,6 @@ class RuleSet:
                                 sentences.at(field, m.start()),
                             )
                         )
-        self.timeouts.update((area, text, why) for (area, text), why in skipped.items())
         return hits
 
     def _match_keyphrases(
@@ -286,6 +279,15 @@ class RuleSet:
             (area, hit.field) in vetoes and vetoes[area, hit.field].overlaps(hit.start, hit.end)
             for area in self._guards[hit.area]
         )
+
+
+def ran_over(area: str, pattern: str) -> TaggerError:
+    """The error that stops a run when a pattern backtracks past PATTERN_LIMIT."""
+    return TaggerError(
+        f"pattern {pattern!r} of area {area!r} ran for more than {PATTERN_LIMIT:g} s on one "
+        "paper: it backtracks without end (`tagger taxonomy lint` names patterns that can); "
+        "rewrite it, with a possessive quantifier or an atomic group, and run again"
+    )
 
 
 def _hit(area: str, kind: str, rule: str, first: Token, last: Token) -> Hit:
