@@ -63,14 +63,16 @@ def run(*args, input=None):
     return result
 
 
-def model_dir(where, taxonomy, **parts):
+def model_dir(where, taxonomy, config=None, **parts):
     """A model directory at ``where`` for ``taxonomy`` (a path), holding the files ``parts``
     names (tagging.model.FILES keys: paths to copy) and the packaged model's weighers where not
-    given: what `tagger fit` would write, made by hand for a test."""
+    given, its features made with ``config``'s settings (the defaults if None): what `tagger
+    fit` would write, made by hand for a test."""
     import shutil
 
+    from tagger.config import TaggerConfig
     from tagger.fitting.modeldir import save_model
-    from tagger.tagging.model import FittedModel
+    from tagger.tagging.model import FILES, FittedModel
     from tagger.taxonomy.loading import load_taxonomy
 
     class Copy:
@@ -80,13 +82,14 @@ def model_dir(where, taxonomy, **parts):
         def save(self, path):
             shutil.copy(self.path, path)
 
-    shipped = FittedModel.load()
-    given = {"weigher": shipped.path("weigher"), "rules": shipped.path("rules"), **parts}
+    shipped = FittedModel.load().where
+    given = {"weigher": shipped / FILES["weigher"], "rules": shipped / FILES["rules"], **parts}
     save_model(
         where,
         {part: Copy(path) for part, path in given.items()},
         taxonomy=load_taxonomy(taxonomy),
         fitted_on={"judged": ["by hand"], "papers": 0},
+        config=config or TaggerConfig(),
     )
     return where
 
@@ -274,3 +277,16 @@ def write_tagged(path, records):
 
     path.write_bytes(b"".join(dumps(record) for record in records))
     return path
+
+
+def candidates(tagger, papers):
+    """Every candidate area of each paper, with its features, as ``tagger`` proposes it (what
+    its weigher scores)."""
+    from tagger.tagging.proposing import propose_paper
+
+    readings = tagger.reader.read(list(papers))
+    votes = tagger.learned.votes(readings)
+    return [
+        propose_paper(reading, vote, tagger.taxonomy, tagger.config).candidates
+        for reading, vote in zip(readings, votes, strict=True)
+    ]

@@ -26,7 +26,7 @@ from ..errors import TaggerError
 from ..io.files import sha256
 from ..io.readers import read_papers
 from ..records import TaggedPaper
-from ..tagging.model import FittedModel, feature_constants
+from ..tagging.model import FittedModel
 from ..tagging.neighbours import abstract_key, space_of
 from ..tagging.pipeline import Tagger
 from ..tagging.reading import Reader
@@ -248,12 +248,10 @@ def fit_model(
         about={
             "space": about["space"],
             "settings": vars(settings),
-            "features": {
-                "settings": config.shaping("evidence", "votes"),
-                "constants": feature_constants() | {"first_stage_at": FIRST_STAGE_AT},
-            },
             "held_out": figures.as_json(figures.summary(held)),
         },
+        config=config,
+        constants={"first_stage_at": FIRST_STAGE_AT},
     )
     return result
 

@@ -1,5 +1,6 @@
 """Writing a model directory (tagging.model reads it): its parts, and the record that names the
-taxonomy they were fitted for, the judged papers they were fitted on and each file's sha256.
+taxonomy they were fitted for, the judged papers they were fitted on, the settings and constants
+their features were made with, and each file's sha256.
 
 The directory is made whole under a temporary name beside the target and renamed into place, so a
 reader never sees half a model; a directory that is not a model (no model.json in it, and not
@@ -13,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..config import tagger_version
+from ..config import TaggerConfig, tagger_version
 from ..errors import TaggerError
 from ..io.files import sha256, write_directory
-from ..tagging.model import FILES, FORMAT, RECORD
+from ..tagging.model import FILES, FORMAT, RECORD, feature_constants
 from ..taxonomy.model import Taxonomy
 
 
@@ -30,10 +31,14 @@ def save_model(
     *,
     taxonomy: Taxonomy,
     fitted_on: Mapping[str, Any],
+    config: TaggerConfig,
     about: Mapping[str, Any] | None = None,
+    constants: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Write ``parts`` (keys of tagging.model.FILES) and model.json into the directory
-    ``where``; the record written."""
+    ``where``; the record written. ``config``: what the papers of the fit were read and their
+    features made with (its settings that shape features are recorded, with this version's
+    constants: tagging.model.Learned.check reads them)."""
     if where.exists() and not (where / RECORD).is_file() and any(where.iterdir()):
         raise TaggerError(
             f"{where} is a directory that holds something other than a model: "
@@ -55,6 +60,10 @@ def save_model(
             "tagger_version": tagger_version(),
             "date": datetime.date.today().isoformat(),
             **dict(about or {}),
+            "features": {
+                "settings": config.shaping("evidence", "votes"),
+                "constants": feature_constants() | dict(constants or {}),
+            },
             "files": {FILES[part]: sha256(work / FILES[part]) for part in sorted(parts)},
         }
 

@@ -163,6 +163,11 @@ class FittedModel:
         the features this model was fitted on were made with."""
         if "features" in self.record:
             return self.record["features"]
+        if self.record.get("format", 1) not in FORMER:
+            raise TaggerError(
+                f"{self.where / RECORD} records no settings its features were made with: "
+                f"{self._remedy}"
+            )
         former = FORMER[self.record.get("format", 1)]
         fit = self.record.get("settings", {})  # a fit of format 1 recorded its neighbours here
         kept = {name: fit[name] for name in ("neighbours", "judged_neighbours") if name in fit}

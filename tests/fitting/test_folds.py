@@ -19,7 +19,11 @@ from ..conftest import ABSTRACTS, MINI_TAXONOMY
 def judged(groups: dict[str, int]) -> list[SimpleNamespace]:
     """Stand-ins for fitting.papers.JudgedPaper: a group and a paper id are all a split reads."""
     return [
-        SimpleNamespace(group=group, paper=SimpleNamespace(id=f"{group}-{k}"), rules=[])
+        SimpleNamespace(
+            group=group,
+            paper=SimpleNamespace(id=f"{group}-{k}"),
+            rules=SimpleNamespace(candidates=[]),
+        )
         for group, size in groups.items()
         for k in range(size)
     ]
@@ -36,7 +40,13 @@ def test_folds_hold_whole_groups_each_paper_once_the_same_every_time(count):
     assert sorted(i for fold in split for i in fold) == list(range(len(papers)))
     owner = {papers[i].group: k for k, fold in enumerate(split) for i in fold}
     assert all(owner[papers[i].group] == k for k, fold in enumerate(split) for i in fold)
-    assert folds.split(list(reversed(papers)), count) != [] and split == folds.split(papers, count)
+    assert split == folds.split(papers, count)  # the same every time
+    # and the same groups together whatever order the papers come in
+    reordered = list(reversed(papers))
+    together = {frozenset(papers[i].group for i in fold) for fold in split}
+    assert {
+        frozenset(reordered[i].group for i in fold) for fold in folds.split(reordered, count)
+    } == together
 
 
 def test_a_held_out_group_reaches_no_part_of_its_fit(monkeypatch):
@@ -59,7 +69,14 @@ def test_a_held_out_group_reaches_no_part_of_its_fit(monkeypatch):
     monkeypatch.setattr(folds.area_fit, "fit_blocks", spy("area model", result=None))
     monkeypatch.setattr(folds, "index_of", lambda *a, **k: SimpleNamespace(step="index"))
     done = folds.cross_validate(
-        papers, [object()], None, folds.Settings(), about={}, folds=3, log=lambda _: None
+        papers,
+        [object()],
+        None,
+        folds.Settings(),
+        TaggerConfig(),
+        about={},
+        folds=3,
+        log=lambda _: None,
     )
     assert len(done) == 3
     steps = iter(seen)

@@ -9,7 +9,7 @@ import pytest
 
 from tagger.io.readers import read_papers
 from tagger.tagging.model import FittedModel
-from tagger.tagging.neighbours import NeighbourIndex, abstract_key
+from tagger.tagging.neighbours import abstract_key
 
 from ..conftest import ROOT
 
@@ -31,9 +31,9 @@ def test_the_packaged_model_was_fitted_with_the_sealed_split_left_out():
     assert fitted_on["judged"] == ["judged.jsonl"] and fitted_on["excluded"] == ["sealed.jsonl"]
 
 
-@pytest.mark.parametrize("part", ["nb", "jn"])
+@pytest.mark.parametrize("part", ["corpus", "judged"])
 def test_no_sealed_paper_is_in_an_index_of_the_packaged_model(part):
-    index = NeighbourIndex.load(FittedModel.load().path(part))
+    index = FittedModel.load().part(part)
     assert len(index.keys) > 0 and not KEYS & set(index.keys.tolist())
 
 

@@ -15,11 +15,10 @@ from tagger.config import TaggerConfig
 from tagger.io.readers import read_papers
 from tagger.tagging.listing import _stepping_aside, select, select_facet
 from tagger.tagging.model import FittedModel
-from tagger.tagging.proposing import Candidate
-from tagger.tagging.weigher import Weigher
+from tagger.tagging.proposing import AreaCandidate
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY, HashEmbedder
+from ..conftest import EXAMPLES, MINI_TAXONOMY, HashEmbedder, candidates
 
 TREE = parse_taxonomy(
     """version: "1"
@@ -48,7 +47,7 @@ class Scores:
 
 def _listed(right, main=None, named=(), **settings):
     """What select lists; ``named``: the areas the text names (their own rules fired)."""
-    found = [Candidate(area, [], float(area in named), 0.0, {"area": area}) for area in right]
+    found = [AreaCandidate(area, [], float(area in named), 0.0, {"area": area}) for area in right]
     config = TaggerConfig(**settings)
     return select(found, Scores(right, main), TREE, config)
 
@@ -138,17 +137,13 @@ def test_a_lower_threshold_lists_a_superset_with_the_same_scores(
     assert at_high.items() <= at_low.items()
 
 
-def _candidates(tagger, papers):
-    return [reading.candidates() for reading in tagger.readings(papers)]
-
-
 @pytest.fixture(scope="module")
 def real_candidates():
     """Every candidate of the shipped paper-list abstracts, with the shipped taxonomy and weigher
     (HashEmbedder: no neighbours, real rules and spaCy)."""
     tagger = Tagger.from_taxonomy(embedder=HashEmbedder())
     papers = list(read_papers(EXAMPLES / "icml2025-abstracts.txt"))
-    return tagger, _candidates(tagger, papers)
+    return tagger, candidates(tagger, papers)
 
 
 @settings(max_examples=60, deadline=None)
@@ -156,11 +151,11 @@ def real_candidates():
 def test_on_real_papers_a_lower_threshold_keeps_every_tag_and_score(real_candidates, a, b):
     tagger, found = real_candidates
     low, high = min(a, b), max(a, b)
-    weigher = Weigher.load(FittedModel.load().path("weigher"))
+    weigher = FittedModel.load().part("weigher")
     taxonomy = tagger.taxonomy
-    for candidates in found:
-        topics = [c for c in candidates if taxonomy.facet(c.area) is None]
-        facets = [c for c in candidates if taxonomy.facet(c.area) is not None]
+    for paper in found:
+        topics = [c for c in paper if taxonomy.facet(c.area) is None]
+        facets = [c for c in paper if taxonomy.facet(c.area) is not None]
         for choose, group in ((select, topics), (select_facet, facets)):
             at_low = dict(choose(group, weigher, taxonomy, replace(tagger.config, min_score=low)))
             at_high = dict(choose(group, weigher, taxonomy, replace(tagger.config, min_score=high)))
@@ -184,7 +179,7 @@ def test_tagging_end_to_end_at_two_thresholds_agrees(real_candidates):
 
 def test_every_contribution_type_is_a_candidate_of_every_paper():
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
-    [found] = _candidates(tagger, [Paper(abstract="We bake bread and measure its crust.")])
+    [found] = candidates(tagger, [Paper(abstract="We bake bread and measure its crust.")])
     assert {c.area for c in found} == {"type.theory", "type.dataset"}
     assert all(c.features["evidence"] == 0 for c in found)
     taxonomy = load_taxonomy(MINI_TAXONOMY)

@@ -26,11 +26,11 @@ def unseen_papers(n: int, start: int) -> list[Paper]:
 def test_spacys_strings_do_not_grow_with_the_papers_tagged():
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
     list(tagger.tag_many(unseen_papers(2, 0)))  # everything loaded
-    strings = len(tagger.nlp.vocab.strings)
+    strings = len(tagger.reader.nlp.vocab.strings)
     tagged = list(tagger.tag_many(unseen_papers(20, 2)))
     assert [t.paper.id for t in tagged] == [f"p{i}" for i in range(2, 22)]
     assert tagged[0].keyphrases  # the papers were read
-    assert len(tagger.nlp.vocab.strings) == strings
+    assert len(tagger.reader.nlp.vocab.strings) == strings
 
 
 def test_compiling_the_rules_adds_no_strings_to_spacy(nlp):
@@ -44,6 +44,6 @@ def test_the_memory_a_worker_needs_is_known_for_every_backend():
     """`tag --workers N` checks N workers fit in memory, by backend: one left out was a KeyError
     (the static backend's, once)."""
     from tagger.config import EMBEDDING_BACKENDS
-    from tagger.tagging.pipeline import WORKER_MEMORY
+    from tagger.tagging.workers import WORKER_MEMORY
 
     assert set(WORKER_MEMORY) == set(EMBEDDING_BACKENDS)

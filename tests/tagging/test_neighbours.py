@@ -12,11 +12,13 @@ from tagger.config import TaggerConfig
 from tagger.io.readers import read_papers
 from tagger.language import vectors
 from tagger.tagging.model import FittedModel
-from tagger.tagging.neighbours import NeighbourIndex, abstract_key, votes
-from tagger.tagging.weigher import Weigher
+from tagger.tagging.neighbours import NeighbourIndex, abstract_key, neighbour_votes
+from tagger.tagging.proposing import propose_paper
+from tagger.tagging.reading import Reader
+from tagger.tagging.votes import NO_VOTES
 from tagger.taxonomy.loading import load_taxonomy
 
-from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, model_dir
+from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, candidates, model_dir
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SHIPPED = [
@@ -62,7 +64,7 @@ def test_the_index_round_trips_and_a_paper_never_finds_itself(tmp_path):
         "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
     )
     # the transformer's space, not the table distilled from it
-    shipped = NeighbourIndex.load(FittedModel.load().path("nb"))
+    shipped = FittedModel.load().part("corpus")
     assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)")
     assert shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (torch)")
     assert not shipped.serves("sentence-transformers/all-MiniLM-L6-v2 (static)")
@@ -93,21 +95,23 @@ def test_neighbours_do_not_depend_on_the_batch(tmp_path):
 
 
 def test_neighbours_propose_an_area_no_rule_found_and_are_named(tmp_path):
-    model = model_dir(tmp_path / "model", MINI_TAXONOMY, nb=_index(tmp_path))
+    fitted_with = TaggerConfig(neighbours=2, judged_neighbours=0)
+    model = model_dir(tmp_path / "model", MINI_TAXONOMY, fitted_with, corpus=_index(tmp_path))
     config = TaggerConfig(model=str(model), neighbours=2, judged_neighbours=0, min_score=0.0)
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY, config, embedder=HashEmbedder())
     paper = Paper(abstract="neural networks over molecules and atoms")  # no rule fires
-    [found] = [reading.candidates() for reading in tagger.readings([paper])]
+    [found] = candidates(tagger, [paper])
     proposed = {c.area: c for c in found}
     assert {"graphs", "graphs.gnn"} <= proposed.keys()
     gnn = proposed["graphs.gnn"]
-    assert gnn.features["evidence"] == 0 and gnn.features["nb_count"] == 1.0
-    assert gnn.features["jn_share"] == 0  # no judged neighbours read
-    assert gnn.features["nb_share"] > 0.9 and gnn.features["nb_top"] == pytest.approx(0.95)
+    assert gnn.features["evidence"] == 0 and gnn.features["corpus_count"] == 1.0
+    assert gnn.features["judged_share"] == 0  # no judged neighbours read
+    assert gnn.features["corpus_share"] > 0.9
+    assert gnn.features["corpus_top"] == pytest.approx(0.95)
     tagged = tagger.tag(paper)
     named = {tag.id: [n.id for n in tag.neighbours] for tag in tagged.tags}
     # every listed graph area names the two papers that agree (tags >= 0.7), nearest first
-    [near] = tagger.learned.neighbour_indexes["nb"][0].nearest(
+    [near] = tagger.learned.neighbour_indexes["corpus"][0].nearest(
         [vectors.decode(tagged.vector)], [abstract_key(paper.abstract)], 2
     )
     nearest_first = [("n1", "n2")[j] for j, _ in near]
@@ -121,15 +125,15 @@ def test_neighbours_propose_an_area_no_rule_found_and_are_named(tmp_path):
 def test_votes_leave_out_areas_the_taxonomy_does_not_have(tmp_path):
     rows = [("x", None, "graph atoms", {"graphs.gnn": 0.9, "gone.area": 0.99})]
     index = NeighbourIndex.load(_index(tmp_path, rows))
-    said = votes("nb", index, [(0, 0.8)], load_taxonomy(MINI_TAXONOMY))
+    said = neighbour_votes("corpus", index, [(0, 0.8)], load_taxonomy(MINI_TAXONOMY))
     assert said.proposed() == {"graphs", "graphs.gnn"}
-    assert said.features("graphs")["nb_share"] == pytest.approx(0.9)
+    assert said.features("graphs")["corpus_share"] == pytest.approx(0.9)
     assert said.features("rl") == {
-        "nb_share": 0.0,
-        "nb_exact": 0.0,
-        "nb_top": 0.0,
-        "nb_count": 0.0,
-        "nb_best": 0.0,
+        "corpus_share": 0.0,
+        "corpus_exact": 0.0,
+        "corpus_top": 0.0,
+        "corpus_count": 0.0,
+        "corpus_best": 0.0,
     }
 
 
@@ -138,7 +142,7 @@ def test_the_shipped_index_holds_the_data_papers_in_no_judged_set():
     once, less every judged paper (sealed ones included): a judged paper's neighbours are never
     itself, and no sealed paper reaches an index."""
     model = FittedModel.load()
-    index = NeighbourIndex.load(model.path("nb"))
+    index = model.part("corpus")
     names = model.record["fitted_on"]["index_papers"]
     assert names == ["corpus-2020-2023.jsonl", "iclr2025-keywords.jsonl"]
     judged = {
@@ -160,21 +164,20 @@ def test_shipped_entries_are_what_the_first_stage_makes_of_them(embedder):
     """Five index papers read again and weighed by the first-stage weigher: the same vectors, the
     same confident areas (scores >= 0.5) as the index holds."""
     model = FittedModel.load()
-    index = NeighbourIndex.load(model.path("nb"))
-    first = Weigher.load(model.path("rules"))
-    tagger = Tagger.for_fitting(load_taxonomy())
-    tagger._own_embedder = embedder
+    index, first = model.part("corpus"), model.part("rules")
+    reader = Reader(load_taxonomy(), TaggerConfig(), embedder=embedder)
     papers = list(read_papers(ROOT / "data" / "iclr2025-keywords.jsonl"))
     position = {key: k for k, key in enumerate(index.keys.tolist())}
     papers = [p for p in papers if abstract_key(p.abstract) in position][:5]
     assert len(papers) == 5
-    for paper, reading in zip(papers, tagger.readings(papers), strict=True):
+    for paper, reading in zip(papers, reader.read(papers), strict=True):
         k = position[abstract_key(paper.abstract)]
         assert index.ids[k] == paper.id
         assert np.array_equal(vectors.decode(reading.vector), index.codes[k])
+        proposal = propose_paper(reading, NO_VOTES, reader.taxonomy, reader.config)
         scores = {
             c.area: round(first.right(c.features), 4)
-            for c in reading.candidates()
-            if tagger.taxonomy.facet(c.area) is None and first.right(c.features) >= 0.5
+            for c in proposal.candidates
+            if reader.taxonomy.facet(c.area) is None and first.right(c.features) >= 0.5
         }
         assert scores == pytest.approx(index.tags_of(k), abs=1e-4)
