@@ -173,13 +173,10 @@ def test_tag_options_reach_the_tagger(tmp_path):
     loose = json.loads(run("tag", str(papers), "--min-score", "0", *MINI).stdout)
     assert len(loose["tags"]) >= 2 and len(loose["keyphrases"]) >= 3
     assert loose["provenance"]["settings"] == {"min_score": 0.0}
-    fewer = json.loads(
-        run("tag", str(papers), "--min-score", "0", "--max-tags", "1", "--top-n", "2", *MINI).stdout
-    )
+    fewer = json.loads(run("tag", str(papers), "--min-score", "0", "--max-tags", "1", *MINI).stdout)
     likeliest = sorted(loose["tags"], key=lambda t: (-t["score"], t["id"]))[:1]
     kept = {t["id"] for t in likeliest}  # max_tags keeps the likeliest, in the same order
     assert [t["id"] for t in fewer["tags"]] == [t["id"] for t in loose["tags"] if t["id"] in kept]
-    assert len(fewer["keyphrases"]) == 2
     # a --min-score between the loose run's scores lists the tags that reach it (or the
     # likeliest alone, min_tags 1): fewer than the loose run
     cut = round(sum(sorted(t["score"] for t in loose["tags"])[-2:]) / 2, 2)
@@ -187,6 +184,25 @@ def test_tag_options_reach_the_tagger(tmp_path):
     reach = [t for t in strict["tags"] if t["score"] >= cut]
     assert strict["tags"] == reach or (not reach and len(strict["tags"]) == 1)
     assert 0 < len(strict["tags"]) < len(loose["tags"])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fitted"), [("--top-n", "2", "10"), ("--diversity", "0.5", "0.2")]
+)
+def test_a_setting_the_model_was_not_fitted_with_is_refused_naming_it(
+    tmp_path, option, value, fitted
+):
+    """The weigher's scores are probabilities only for the features it was fitted on: a setting
+    that would make them otherwise is refused, in one line that names it and the way out."""
+    papers = tmp_path / "p.txt"
+    papers.write_text("Policy gradient methods for reinforcement learning in robotics.\n")
+    result = run("tag", str(papers), option, value, *MINI)
+    name = option.removeprefix("--").replace("-", "_")
+    assert result.exit_code == 1 and result.stdout == ""
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert error.startswith("Error: the packaged model (fitted on 3,050 judged papers")
+    assert f"was fitted with {name}={fitted}, and its scores are probabilities only" in error
+    assert error.endswith(f"or fit a model with {name}={value} (tagger fit {option} {value})")
 
 
 def test_schema_is_the_json_schema_of_an_output_line():

@@ -85,16 +85,16 @@ def test_spacy_component_takes_every_setting_with_the_configs_defaults():
     nlp = spacy.blank("en")
     component = nlp.add_pipe(
         "taxonomy_tagger",
-        config={"taxonomy": str(MINI_TAXONOMY), "min_score": 0.4, "saturation": 6.0},
+        config={"taxonomy": str(MINI_TAXONOMY), "min_score": 0.4, "specific_at": 0.6},
     )
-    assert component.tagger.config == TaggerConfig(min_score=0.4, saturation=6.0)
+    assert component.tagger.config == TaggerConfig(min_score=0.4, specific_at=0.6)
     defaults = {
         k: v
         for k, v in nlp.config["components"]["taxonomy_tagger"].items()
-        if k not in ("factory", "taxonomy", "min_score", "saturation")
+        if k not in ("factory", "taxonomy", "min_score", "specific_at")
     }
     assert defaults == {
-        k: v for k, v in TaggerConfig().as_dict().items() if k not in ("min_score", "saturation")
+        k: v for k, v in TaggerConfig().as_dict().items() if k not in ("min_score", "specific_at")
     }
     with pytest.raises(Exception, match="min_scor"):
         spacy.blank("en").add_pipe("taxonomy_tagger", config={"min_scor": 0.4})
@@ -102,12 +102,12 @@ def test_spacy_component_takes_every_setting_with_the_configs_defaults():
 
 def test_workers_are_started_from_the_configuration_not_live_objects():
     """A worker gets (taxonomy, config): both pickle small, with no model inside."""
-    tagger = Tagger.from_taxonomy(MINI_TAXONOMY, TaggerConfig(top_n=3))
+    tagger = Tagger.from_taxonomy(MINI_TAXONOMY, TaggerConfig(min_score=0.3))
     tagger.tag(Paper(abstract="Graph neural networks for multi-agent reinforcement learning."))
     sent = pickle.dumps((tagger.taxonomy, tagger.config))
     assert len(sent) < 50_000
     taxonomy, config = pickle.loads(sent)
-    assert config == TaggerConfig(top_n=3) and taxonomy.sha256 == tagger.taxonomy.sha256
+    assert config == TaggerConfig(min_score=0.3) and taxonomy.sha256 == tagger.taxonomy.sha256
     with pytest.raises(ValueError, match="cannot use an embedder object passed to the Tagger"):
         list(
             Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder()).tag_many(

@@ -236,7 +236,7 @@ AGREE = [
         "workers",
         [
             ("tagger.runs.local:retag_files", "workers"),
-            ("tagger.tagging.pipeline:Tagger.retag_many", "workers"),
+            ("tagger.tagging.retag:Retagger.retag_many", "workers"),
         ],
         config.RETAG_WORKERS,
     ),

@@ -75,7 +75,9 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
     "Processes reading --papers in parallel. Default: one per core this process may use.",
     default=FIT_WORKERS,
 )
-@settings_options(TaggerConfig, "embedding_backend")
+@settings_options(
+    TaggerConfig, "embedding_backend", "top_n", "diversity", "neighbours", "judged_neighbours"
+)
 def fit(
     taxonomy_path: Path | None,
     judged: tuple[Path, ...],

@@ -68,12 +68,13 @@ Parsed = TypeVar("Parsed")
 class ByContent(Generic[Parsed]):
     """What ``parse`` makes of a file's bytes, kept by their sha256 rather than by the file's
     path: a file rewritten in place (a model refitted into the same directory in a notebook) is
-    parsed again, and the same bytes at two paths are parsed once. The ``size`` last parsed are
+    parsed again, and the same bytes at two paths are parsed once. The KEPT last parsed are
     kept."""
 
-    def __init__(self, parse: Callable[[bytes], Parsed], *, size: int = 8) -> None:
+    KEPT = 8
+
+    def __init__(self, parse: Callable[[bytes], Parsed]) -> None:
         self.parse = parse
-        self.size = size
         self._kept: OrderedDict[str, Parsed] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -91,7 +92,7 @@ class ByContent(Generic[Parsed]):
         parsed = self.parse(data)
         with self._lock:
             self._kept[digest] = parsed
-            while len(self._kept) > self.size:
+            while len(self._kept) > self.KEPT:
                 self._kept.popitem(last=False)
         return parsed
 

@@ -144,7 +144,10 @@ def _model_that_saw(tmp_path, fitted, indexed):
         return tmp_path / f"{name}.npz"
 
     model = model_dir(
-        tmp_path / "model", MINI_TAXONOMY, jn=index("jn", fitted), nb=index("nb", indexed)
+        tmp_path / "model",
+        MINI_TAXONOMY,
+        judged=index("judged", fitted),
+        corpus=index("corpus", indexed),
     )
     papers = tmp_path / "labelled.jsonl"
     papers.write_text("".join(json.dumps(r) + "\n" for r in LABELLED))
@@ -161,7 +164,7 @@ def test_a_model_knows_the_papers_it_was_fitted_on_and_those_it_indexed(tmp_path
 
 def test_eval_gives_the_figures_on_the_papers_no_part_of_the_model_saw(tmp_path):
     """Both modes: how many papers the model saw, and the figures on the others beside the
-    whole (issue 36: a figure in sample is said to be)."""
+    whole (a figure in sample is said to be)."""
     import json
 
     from ..conftest import MINI, MINI_TAXONOMY, model_dir, run

@@ -1,5 +1,6 @@
 """`tagger fit` end to end: a model fitted to a user's own taxonomy and labels, measured held
-out, written, and then tagged with; what --exclude names reaches no index."""
+out, written, and then tagged with; what --exclude names reaches no index; and what a fit
+reports of a fold held out is what `tagger tag` writes with that fold's model."""
 
 from __future__ import annotations
 
@@ -7,9 +8,14 @@ import json
 
 import pytest
 
-from tagger.fitting.fit import MIN_JUDGED
+from tagger import Tagger, TaggerConfig
+from tagger.corpus.judged import evaluate_judged, render_judged
+from tagger.fitting import folds as cv
+from tagger.fitting.fit import MIN_JUDGED, fit_model
+from tagger.fitting.modeldir import save_model
 from tagger.tagging.model import RECORD
 from tagger.tagging.neighbours import NeighbourIndex, abstract_key
+from tagger.taxonomy.loading import load_taxonomy
 
 from ..conftest import EXAMPLES, ROOT, run
 
@@ -61,9 +67,10 @@ def test_a_model_fitted_to_an_own_taxonomy_is_measured_written_and_used(tmp_path
     assert record["fitted_on"]["papers"] == 90 and record["fitted_on"]["labels"] == "primary_area"
     assert record["fitted_on"]["excluded"] == ["sealed.jsonl"]
     assert set(record["files"]) >= {"weigher.json", "neighbours.npz", "neighbours-judged.npz"}
-    held = record["held_out"]
-    assert 0.0 <= held["tag_precision"] <= 1.0 and 0.0 <= held["area_recall"] <= 1.0
-    assert "held out" in report.read_text() and str(model) in result.stderr
+    held, text = record["held_out"], report.read_text()
+    # the record's held-out figures are the report's
+    assert f"| {held['tag_precision']:.3f} | {held['papers_with_a_wrong_tag']:.3f} |" in text
+    assert "held out" in text and str(model) in result.stderr
 
     # what --exclude names reaches neither index; the judged papers reach only their own
     excluded = {abstract_key(json.loads(line)["abstract"]) for line in sealed.open()}
@@ -124,3 +131,46 @@ def test_a_fit_with_the_real_model_learns_the_labels(tmp_path, embedder):
     assert result.exit_code == 0, result.stderr
     record = json.loads((model / RECORD).read_text())
     assert record["held_out"]["area_recall"] > 0.3, record["held_out"]
+
+
+def folds_tagged_alike(tmp_path):
+    """Fit on 90 labelled papers in two folds, write the first fold's model (every part fitted
+    without its papers), tag its papers with it, and compare with what the fit reported."""
+    fit_on, index, _ = papers(tmp_path)
+    taxonomy = load_taxonomy(AREAS)
+    config = TaggerConfig()
+    done = fit_model(
+        [fit_on],
+        taxonomy=AREAS,
+        labels="primary_area",
+        index_paths=[index],
+        folds=2,
+        before=False,
+        workers=1,
+        log=lambda _: None,
+    )
+    fold = done.folds[0]
+    where = tmp_path / "fold-model"
+    save_model(where, fold.fitted.parts(), taxonomy=taxonomy, fitted_on={}, config=config)
+    papers_held = [done.judged[i].paper for i in fold.test]
+    tagger = Tagger(taxonomy, TaggerConfig(model=str(where)))
+    tagged = tagger.tag_batch(papers_held)
+    reported = cv.held_out([fold], taxonomy, config)
+    assert len(tagged) == len(reported) == len(fold.test) > 10
+    for by_tag, by_fit in zip(tagged, reported, strict=True):
+        assert by_tag.paper == by_fit.paper
+        assert by_tag.tags == by_fit.tags and by_tag.facets == by_fit.facets
+    judgments = {item.paper.id: item.judgment for item in done.judged}
+    measured = [evaluate_judged(r, taxonomy, judgments=judgments) for r in (tagged, reported)]
+    assert render_judged(measured[0]) == render_judged(measured[1])
+    return tagged
+
+
+def test_a_folds_reported_tags_are_what_tag_writes_with_its_model(tmp_path):
+    tagged = folds_tagged_alike(tmp_path)
+    assert any(tag.neighbours for paper in tagged for tag in paper.tags)  # votes were read
+
+
+@pytest.mark.slow
+def test_a_folds_reported_tags_are_what_tag_writes_with_the_real_models(tmp_path, embedder):
+    folds_tagged_alike(tmp_path)

@@ -148,7 +148,6 @@ def interrupted(tmp_path):
 @pytest.mark.parametrize(
     ("change", "because"),
     [
-        (["--top-n", "3"], "top_n=default (this run: 3)"),
         (["--min-score", "0.5"], "min_score=default (this run: 0.5)"),
         (["--max-tags", "1"], "max_tags=default (this run: 1)"),
         (
@@ -360,11 +359,11 @@ def _cmdline(pid):
 
 
 def test_more_workers_than_cores_are_capped_and_too_many_for_memory_refused(tmp_path, monkeypatch):
-    import tagger.tagging.pipeline
+    import tagger.tagging.workers
 
     cores = len(os.sched_getaffinity(0))
-    petabyte = dict.fromkeys(tagger.tagging.pipeline.WORKER_MEMORY, 2**50)
-    monkeypatch.setattr(tagger.tagging.pipeline, "WORKER_MEMORY", petabyte)  # each
+    petabyte = dict.fromkeys(tagger.tagging.workers.WORKER_MEMORY, 2**50)
+    monkeypatch.setattr(tagger.tagging.workers, "WORKER_MEMORY", petabyte)  # each
     # two batches: input that fits in one is tagged without workers
     result = run("tag", papers(tmp_path / "p.jsonl"), "--workers", "64", "--batch-size", "1", *MINI)
     assert result.stderr.splitlines()[0] == (
@@ -461,19 +460,27 @@ def test_lint_reads_patterns_as_the_engine_that_runs_them(tmp_path):
     assert "\\p{Lu}" not in result.stdout
 
 
-def test_a_pattern_skipped_for_many_papers_says_how_many(tmp_path):
+def test_a_pattern_that_backtracks_without_end_stops_the_run_in_one_line(tmp_path, monkeypatch):
+    """No paper is tagged with a pattern left out: the run stops, names the pattern, and the
+    lines it wrote before are complete."""
+    import tagger.taxonomy.rules
+
+    monkeypatch.setattr(tagger.taxonomy.rules, "PATTERN_LIMIT", 0.2)
     path = _taxonomy(
         tmp_path,
         'version: "1"\nareas:\n'
         + AREA.format(id="x", name="X", more="    patterns: ['(?:[a-z]+ ?){1,40}\\d']\n"),
     )
-    source = papers(tmp_path / "p.jsonl", ["abc " * 300] * 3)
-    result = run("tag", source, "--taxonomy", path)
-    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning: pattern")]
-    assert warnings == [
-        "Warning: pattern '(?:[a-z]+ ?){1,40}\\\\d' of area 'x' ran over 0.5 s on a paper and "
-        "was skipped for it (`tagger taxonomy lint` flags patterns that backtrack)",
-        "Warning: pattern '(?:[a-z]+ ?){1,40}\\\\d' of area 'x' was skipped for 3 papers",
+    source = papers(tmp_path / "p.jsonl", ["abc 1", "abc " * 300, "abc 2"])
+    out = tmp_path / "out.jsonl"
+    result = run("tag", source, "--taxonomy", path, "-o", out, "--batch-size", "1", "-w", "1")
+    assert error_line(result) == (
+        "Error: pattern '(?:[a-z]+ ?){1,40}\\\\d' of area 'x' ran for more than 0.2 s on one "
+        "paper: it backtracks without end (`tagger taxonomy lint` names patterns that can); "
+        "rewrite it, with a possessive quantifier or an atomic group, and run again"
+    )
+    assert [json.loads(line)["paper"]["abstract"] for line in out.read_text().splitlines()] == [
+        "abc 1"
     ]
 
 
