@@ -70,7 +70,7 @@ def labels(
 
 
 @dataclass
-class Fitted:
+class AreaBlocks:
     """The area model's blocks as floats: what a fit makes, and where a fit of fewer papers
     starts from (the same areas, and the same vocabulary and idf, which are read off texts
     alone: no label reaches them)."""
@@ -115,8 +115,8 @@ def fit_blocks(
     *,
     c: float = AREA_C,
     text_c: float | None = AREA_TEXT_C,
-    start: Fitted | None = None,
-) -> Fitted | None:
+    start: AreaBlocks | None = None,
+) -> AreaBlocks | None:
     """The area model's blocks fitted to ``judged``; with ``start``, for its areas, from its
     weights and with its vocabulary (a fit of some of the papers ``start`` was fitted on)."""
     x = unit_vectors(judged)
@@ -143,7 +143,7 @@ def fit_blocks(
             begin = None
         text_weights, text_biases = _fit(tfidf, y, mask, text_c, begin)
         text = (vocabulary, idf, stop, text_weights, text_biases, text_c)
-    return Fitted(kept, weights, biases, c, text)
+    return AreaBlocks(kept, weights, biases, c, text)
 
 
 def vocabulary_of(texts: Sequence[str]):
@@ -216,7 +216,7 @@ def out_of_fold(
     taxonomy: Taxonomy,
     folds: Sequence[Sequence[int]],
     *,
-    start: Fitted,
+    start: AreaBlocks,
 ) -> list[dict[str, float]]:
     """Each judged paper's area probabilities from a model fitted without its fold (``folds``:
     the indices of ``judged`` in each), started from ``start`` (fitted on all of ``judged``:

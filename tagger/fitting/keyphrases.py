@@ -6,9 +6,9 @@ by source, and write it.
     python -m tagger.fitting.keyphrases --embedding-backend static   # the fast mode's
 
 Every noun-phrase candidate of every paper whose phrase was judged is a row of
-language.keyphrases.FEATURES, labelled 1 if it was judged ``accept``, and gradient-boosted trees
-are fitted to the rows (language.trees.TREE_SETTINGS). Before fitting on everything, the same fit
-is made once per source with that source held out, and the held-out papers' first five
+language.keyphrases.PHRASE_FEATURES, labelled 1 if it was judged ``accept``, and gradient-boosted
+trees are fitted to the rows (language.trees.TREE_SETTINGS). Before fitting on everything, the
+same fit is made once per source with that source held out, and the held-out papers' first five
 keyphrases are measured as `tagger eval --judged` measures them.
 """
 
@@ -25,7 +25,7 @@ from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..corpus.judged import Judgment, evaluate_judged, render_judged
 from ..io.files import sha256
 from ..io.readers import read_papers
-from ..language.keyphrases import DEFAULT_MODEL, FEATURES, AcceptanceModel
+from ..language.keyphrases import DEFAULT_MODEL, PHRASE_FEATURES, AcceptanceModel
 from ..language.trees import TREE_SETTINGS, fitted_trees
 from ..records import Paper, TaggedPaper, source_of
 from ..tagging.reading import Reader
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def fit(papers_of: set[int]) -> AcceptanceModel:
         chosen = [(x, y) for i, x, y in rows if i in papers_of]
-        model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=FEATURES)
+        model = fitted_trees([x for x, _ in chosen], [y for _, y in chosen], names=PHRASE_FEATURES)
         return AcceptanceModel(model, {})
 
     reader = Reader(taxonomy, config)
@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         render_judged(report),
         render_judged(everything),
         f"The model: gradient-boosted trees ({settings}), over "
-        + ", ".join(f"`{name}`" for name in FEATURES)
-        + " (keyphrases.FEATURES).",
+        + ", ".join(f"`{name}`" for name in PHRASE_FEATURES)
+        + " (keyphrases.PHRASE_FEATURES).",
         "",
     ]
     text = "\n".join(lines)

@@ -69,27 +69,35 @@ class ByContent(Generic[Parsed]):
     """What ``parse`` makes of a file's bytes, kept by their sha256 rather than by the file's
     path: a file rewritten in place (a model refitted into the same directory in a notebook) is
     parsed again, and the same bytes at two paths are parsed once. The KEPT last parsed are
-    kept."""
+    kept. ``parse`` raises ValueError for bytes that hold no such thing; the TaggerError says
+    which file (``what``: "the weigher")."""
 
     KEPT = 8
 
-    def __init__(self, parse: Callable[[bytes], Parsed]) -> None:
+    def __init__(self, parse: Callable[[bytes], Parsed], what: str) -> None:
         self.parse = parse
+        self.what = what
         self._kept: OrderedDict[str, Parsed] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __call__(self, path: str | Path) -> Parsed:
-        """The file at ``path``, parsed (OSError if it cannot be read)."""
-        data = Path(path).read_bytes()
-        return self.of(data, hashlib.sha256(data).hexdigest())
+    def load(self, path: str | Path) -> Parsed:
+        """The file at ``path``, parsed."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise TaggerError(f"cannot read {self.what} {path}: {exc.strerror or exc}") from None
+        return self.of(data, hashlib.sha256(data).hexdigest(), path)
 
-    def of(self, data: bytes, digest: str) -> Parsed:
-        """``data``, whose sha256 is ``digest``, parsed."""
+    def of(self, data: bytes, digest: str, where: str | Path) -> Parsed:
+        """``data``, whose sha256 is ``digest``, read from the file ``where``, parsed."""
         with self._lock:
             if digest in self._kept:
                 self._kept.move_to_end(digest)
                 return self._kept[digest]
-        parsed = self.parse(data)
+        try:
+            parsed = self.parse(data)
+        except ValueError as exc:
+            raise TaggerError(f"cannot read {self.what} {where}: {exc}") from None
         with self._lock:
             self._kept[digest] = parsed
             while len(self._kept) > self.KEPT:

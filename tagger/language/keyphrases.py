@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
-from ..errors import TaggerError
 from ..io import packaged
+from ..io.files import ByContent
 from ..records import Keyphrase, Span
 from .candidates import _GENERIC_HEADS, Candidate, candidates
 from .context import Context
@@ -41,7 +41,7 @@ from .trees import Trees
 from .vectors import fixed, similarities
 
 # What the acceptance model reads about a candidate; :func:`features` computes each.
-FEATURES = (
+PHRASE_FEATURES = (
     "similarity",  # KeyBERT's measure: cosine of the phrase and the paper's opening
     "title",  # the phrase is in the title
     "occurrences",  # ln(places the phrase or a variant occurs)
@@ -66,7 +66,7 @@ _TYPICAL_SIMILARITY = 0.22
 @dataclass(frozen=True)
 class AcceptanceModel:
     """The probability that a reader accepts a candidate as a keyphrase of its paper: gradient-
-    boosted trees over FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
+    boosted trees over PHRASE_FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
     ``python -m tagger.fitting.keyphrases``, and what it was fitted on."""
 
     accept: Trees
@@ -76,8 +76,9 @@ class AcceptanceModel:
     def load(
         cls, path: str | Path | None = None, *, backend: str = EMBEDDING_BACKENDS[0]
     ) -> AcceptanceModel:
-        """The model at ``path``, or the one shipped with tagger for ``backend``'s space."""
-        return _load_model(str(path) if path else "", packaged_fit(DEFAULT_MODEL, backend))
+        """The model at ``path``, or the one shipped with tagger for ``backend``'s space (read
+        again when the file's bytes change)."""
+        return _MODELS.load(path or packaged.data_dir(packaged_fit(DEFAULT_MODEL, backend)))
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
@@ -95,13 +96,18 @@ class AcceptanceModel:
         Path(path).write_text(text, encoding="utf-8")
 
 
-@cache
-def _load_model(path: str, shipped: str) -> AcceptanceModel:
+def _parse_model(data: bytes) -> AcceptanceModel:
+    """The keyphrase model in a file's bytes; ValueError if they hold none."""
     try:
-        data = packaged.read_json(path, shipped)
-        return AcceptanceModel(Trees.from_dict(data["accept"], FEATURES), data.get("about", {}))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TaggerError(f"cannot read the keyphrase model {path or shipped}: {exc!r}") from None
+        found = json.loads(data.decode("utf-8"))
+        return AcceptanceModel(
+            Trees.from_dict(found["accept"], PHRASE_FEATURES), found.get("about", {})
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(repr(exc)) from None
+
+
+_MODELS = ByContent(_parse_model, "the keyphrase model")
 
 
 def features(

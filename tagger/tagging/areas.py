@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TaggerError
 from ..io.files import ByContent
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
@@ -136,19 +135,12 @@ class AreaModel:
     @classmethod
     def load(cls, path: str | Path) -> AreaModel:
         """The area model in the file at ``path`` (a model directory's: tagging.model)."""
-        try:
-            return _AREA_MODELS(path)
-        except (OSError, ValueError) as exc:
-            raise TaggerError(f"cannot read the area model {path}: {exc}") from None
+        return _AREA_MODELS.load(path)
 
     @classmethod
     def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> AreaModel:
-        """The area model in ``data`` (whose sha256 is ``digest``), read from the file
-        ``where``."""
-        try:
-            return _AREA_MODELS.of(data, digest)
-        except ValueError as exc:
-            raise TaggerError(f"cannot read the area model {where}: {exc}") from None
+        """What the file ``where`` holds, its bytes ``data`` (whose sha256 is ``digest``)."""
+        return _AREA_MODELS.of(data, digest, where)
 
     def save(self, path: str | Path) -> None:
         buffer = io.BytesIO()
@@ -242,7 +234,7 @@ def _parse(data: bytes) -> AreaModel:
     return model
 
 
-_AREA_MODELS = ByContent(_parse)
+_AREA_MODELS = ByContent(_parse, "the area model")
 
 
 @dataclass

@@ -32,7 +32,6 @@ from typing import Any
 from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
 from ..errors import TaggerError
 from ..io import packaged
-from ..io.files import ByContent
 from ..taxonomy.model import Taxonomy
 from . import areas, neighbours
 from .areas import AreaModel
@@ -122,8 +121,8 @@ def said_known(counts: Mapping[str, int]) -> str:
 
 @dataclass(frozen=True, eq=False)
 class FittedModel:
-    """A model directory, read lazily: its record now, each part when first asked for (and
-    kept by its bytes' sha256: a model refitted into the same directory is read anew)."""
+    """A model directory, read lazily: its record now, each part when asked for (kept by its
+    bytes' sha256: a model refitted into the same directory is read anew)."""
 
     where: Path
     record: dict[str, Any]
@@ -148,7 +147,7 @@ class FittedModel:
             )
             raise TaggerError(f"cannot read {what}: {why}") from None
         try:
-            record = _RECORDS.of(data, hashlib.sha256(data).hexdigest())
+            record = _parse_record(data)
         except ValueError as exc:
             raise TaggerError(f"cannot read {what}: {exc}") from None
         return cls(where, record, hashlib.sha256(data).hexdigest(), shipped=not path)
@@ -253,9 +252,6 @@ def _parse_record(data: bytes) -> dict[str, Any]:
             "that wrote it"
         )
     return record
-
-
-_RECORDS = ByContent(_parse_record)
 
 
 class Learned:

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TaggerError
 from ..io.files import ByContent
 from ..language import vectors
 from ..records import Neighbour
@@ -90,18 +89,12 @@ class NeighbourIndex:
     @classmethod
     def load(cls, path: str | Path) -> NeighbourIndex:
         """The index in the file at ``path`` (a model directory's: tagging.model)."""
-        try:
-            return _INDEXES(path)
-        except (OSError, ValueError) as exc:
-            raise TaggerError(f"cannot read the neighbour index {path}: {exc}") from None
+        return _INDEXES.load(path)
 
     @classmethod
     def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> NeighbourIndex:
-        """The index in ``data`` (whose sha256 is ``digest``), read from the file ``where``."""
-        try:
-            return _INDEXES.of(data, digest)
-        except ValueError as exc:
-            raise TaggerError(f"cannot read the neighbour index {where}: {exc}") from None
+        """What the file ``where`` holds, its bytes ``data`` (whose sha256 is ``digest``)."""
+        return _INDEXES.of(data, digest, where)
 
     @classmethod
     def build(
@@ -270,7 +263,7 @@ def _parse(data: bytes) -> NeighbourIndex:
         raise ValueError(str(exc)) from None
 
 
-_INDEXES = ByContent(_parse)
+_INDEXES = ByContent(_parse, "the neighbour index")
 
 
 @dataclass

@@ -223,7 +223,7 @@ def _features(
     n_keyphrases: int,
     totals: Mapping[str, float],
 ) -> dict[str, float]:
-    """What the weigher reads about one candidate's evidence (weigher.FEATURES says what each
+    """What the weigher reads about one candidate's evidence (weigher.RULE_FEATURES says what each
     is); the similarities, the root's share and the neighbours' votes are added by the
     caller. A candidate no rule fired on has no evidence: zeros."""
     kept = _count_once(hits, weights, candidate.hits)

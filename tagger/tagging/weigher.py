@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from ..config import WEIGHER_C
-from ..errors import TaggerError
 from ..io import packaged
 from ..io.files import ByContent
 from .neighbours import FORMER_KINDS
@@ -124,18 +123,12 @@ class Weigher:
     @classmethod
     def load(cls, path: str | Path) -> Weigher:
         """The weigher in the file at ``path`` (a model directory's: tagging.model)."""
-        try:
-            return _WEIGHERS(path)
-        except (OSError, ValueError) as exc:
-            raise TaggerError(f"cannot read the weigher {path}: {exc}") from None
+        return _WEIGHERS.load(path)
 
     @classmethod
     def from_bytes(cls, data: bytes, digest: str, where: str | Path) -> Weigher:
-        """The weigher in ``data`` (whose sha256 is ``digest``), read from the file ``where``."""
-        try:
-            return _WEIGHERS.of(data, digest)
-        except ValueError as exc:
-            raise TaggerError(f"cannot read the weigher {where}: {exc}") from None
+        """What the file ``where`` holds, its bytes ``data`` (whose sha256 is ``digest``)."""
+        return _WEIGHERS.of(data, digest, where)
 
     def fitted_on(self, path: str | Path) -> bool:
         """Whether this weigher was fitted on the judged set in the file at ``path``."""
@@ -172,7 +165,7 @@ def _parse(data: bytes) -> Weigher:
     return Weigher(**models, facets=facets, about=raw.get("about", {}))
 
 
-_WEIGHERS = ByContent(_parse)
+_WEIGHERS = ByContent(_parse, "the weigher")
 
 
 def _migrated(raw: Mapping[str, Any]) -> dict[str, Any]:
