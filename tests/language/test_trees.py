@@ -1,0 +1,37 @@
+"""The keyphrase model's trees (language.trees): gradient-boosted trees exported from scikit-learn
+predict what scikit-learn predicts, and round-trip through JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tagger.language.trees import TREE_SETTINGS, Trees, fitted_trees
+
+
+def _data(n, seed):
+    x = np.random.default_rng(seed).normal(size=(n, 3))
+    return x, (x[:, 0] * x[:, 1] + x[:, 2] > 0).astype(int)  # an interaction: trees' business
+
+
+def test_exported_trees_predict_what_scikit_learn_predicts():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    names = ("a", "b", "c")
+    x, y = _data(600, 0)
+    trees = fitted_trees([dict(zip(names, row, strict=True)) for row in x], y, names=names)
+    fit = HistGradientBoostingClassifier(**TREE_SETTINGS, early_stopping=False, random_state=0).fit(
+        x, y
+    )
+    test, truth = _data(200, 1)
+    rows = [dict(zip(names, row, strict=True)) for row in test]
+    ours = trees.predict(rows)
+    np.testing.assert_allclose(ours, fit.predict_proba(test)[:, 1], atol=1e-12)
+    assert trees(rows[0]) == pytest.approx(ours[0])
+    assert ((ours > 0.5) == truth).mean() > 0.85  # it learned the interaction
+    again = Trees.from_dict(json.loads(json.dumps(trees.as_dict())), names)
+    np.testing.assert_array_equal(again.predict(rows), ours)
+    with pytest.raises(ValueError, match="read"):
+        Trees.from_dict(trees.as_dict(), ("a", "c", "b"))

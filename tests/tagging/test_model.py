@@ -1,0 +1,132 @@
+"""A model directory (tagging.model): it records the settings and constants its features were
+made with, and a tagger that would make them otherwise is refused, naming the setting; a model
+of the former format is read as it was fitted; one of a newer format is refused; and a model
+refitted into the same directory in the same process is read anew, not served from a cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tagger import Paper, Tagger, TaggerConfig
+from tagger.errors import TaggerError
+from tagger.tagging.model import FILES, FORMAT, FORMER, RECORD, FittedModel, feature_constants
+
+from ..conftest import MINI_TAXONOMY, HashEmbedder, model_dir
+
+PAPER = Paper(abstract="Multi-agent reinforcement learning (MARL) with graph neural networks.")
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("neighbours", 5), ("judged_neighbours", 0), ("title_factor", 3.0), ("top_n", 5)],
+)
+def test_a_setting_the_packaged_model_was_not_fitted_with_is_refused_naming_it(setting, value):
+    tagger = Tagger.from_taxonomy(None, TaggerConfig(**{setting: value}), embedder=HashEmbedder())
+    fitted = FittedModel.load().features["settings"][setting]
+    with pytest.raises(TaggerError) as refused:
+        tagger.tag(PAPER)
+    message = str(refused.value)
+    assert message.startswith("the packaged model (fitted on 3,050 judged papers")
+    assert f"was fitted with {setting}={fitted!r}" in message and "\n" not in message
+    assert f"fit a model with {setting}={value!r}" in message
+
+
+def test_with_another_taxonomy_only_the_first_stages_settings_count(tmp_path):
+    """The first stage reads no neighbours: a tagger of another taxonomy may read any number."""
+    config = TaggerConfig(neighbours=5, judged_neighbours=0)
+    [tagged] = Tagger.from_taxonomy(MINI_TAXONOMY, config, embedder=HashEmbedder()).tag_batch(
+        [PAPER]
+    )
+    assert tagged.provenance.model.endswith("(first stage)") and tagged.tags
+    refused = Tagger.from_taxonomy(
+        MINI_TAXONOMY, TaggerConfig(cue_weight=1.0), embedder=HashEmbedder()
+    )
+    with pytest.raises(TaggerError, match="was fitted with cue_weight=0.35"):
+        refused.tag(PAPER)
+
+
+def test_a_model_records_what_its_features_were_made_with(tmp_path):
+    config = TaggerConfig(neighbours=2, judged_neighbours=0)
+    model = FittedModel.load(model_dir(tmp_path / "m", MINI_TAXONOMY, config))
+    assert model.record["format"] == FORMAT
+    assert model.features["settings"] == config.shaping("evidence", "votes")
+    assert model.features["constants"] == feature_constants()
+    tagged = Tagger.from_taxonomy(
+        MINI_TAXONOMY,
+        TaggerConfig(model=str(model.where), neighbours=2, judged_neighbours=0),
+        embedder=HashEmbedder(),
+    ).tag(PAPER)
+    assert tagged.provenance.model == model.identity
+    with pytest.raises(TaggerError, match="was fitted with neighbours=2"):
+        Tagger.from_taxonomy(
+            MINI_TAXONOMY, TaggerConfig(model=str(model.where)), embedder=HashEmbedder()
+        ).tag(PAPER)
+
+
+def _former(tmp_path):
+    """The packaged model as tagger 0.7 wrote it: no format, no feature record, the neighbour
+    features named nb_* and jn_*."""
+    shipped = FittedModel.load()
+    where = tmp_path / "former"
+    shutil.copytree(shipped.where, where)
+    record = json.loads((where / RECORD).read_text())
+    for name in ("weigher.json", "weigher-rules.json"):
+        text = (where / name).read_text().replace('"corpus_', '"nb_').replace('"judged_', '"jn_')
+        (where / name).write_text(text)
+    import hashlib
+
+    record = {k: v for k, v in record.items() if k not in ("format", "features")}
+    record["files"] = {
+        name: hashlib.sha256((where / name).read_bytes()).hexdigest() for name in record["files"]
+    }
+    (where / RECORD).write_text(json.dumps(record))
+    return where
+
+
+def test_a_model_of_the_former_format_tags_as_it_was_fitted(tmp_path):
+    where = _former(tmp_path)
+    former = FittedModel.load(where)
+    assert former.features == FORMER[1]
+    config = TaggerConfig(min_score=0.3)
+    papers = [PAPER, Paper(abstract="We study offline reinforcement learning from logged data.")]
+    now = Tagger.from_taxonomy(None, config, embedder=HashEmbedder()).tag_batch(papers)
+    then = Tagger.from_taxonomy(
+        None, TaggerConfig(min_score=0.3, model=str(where)), embedder=HashEmbedder()
+    ).tag_batch(papers)
+    for a, b in zip(now, then, strict=True):
+        assert a.tags == b.tags and a.facets == b.facets
+
+
+def test_a_model_of_a_newer_format_or_other_constants_is_refused(tmp_path):
+    where = model_dir(tmp_path / "m", MINI_TAXONOMY)
+    record = json.loads((where / RECORD).read_text())
+    (where / RECORD).write_text(json.dumps(record | {"format": FORMAT + 1}))
+    with pytest.raises(TaggerError, match=f"a model directory of format {FORMAT + 1}"):
+        FittedModel.load(where)
+    constants = record["features"]["constants"] | {"neighbour_agree": 0.6}
+    other = record | {"features": record["features"] | {"constants": constants}}
+    (where / RECORD).write_text(json.dumps(other))
+    tagger = Tagger.from_taxonomy(
+        MINI_TAXONOMY, TaggerConfig(model=str(where)), embedder=HashEmbedder()
+    )
+    with pytest.raises(TaggerError, match="fitted with neighbour_agree 0.6, and this version"):
+        tagger.tag(PAPER)
+
+
+def test_a_model_refitted_into_the_same_directory_is_read_anew(tmp_path):
+    """A notebook that fits, tags, fits again into the same directory and tags again gets the
+    second model: parts are kept by their bytes, not by their path."""
+    shipped = FittedModel.load().where
+    where = model_dir(tmp_path / "m", MINI_TAXONOMY)
+    first = FittedModel.load(where)
+    before = first.part("weigher")
+    # the same directory, written again with another weigher (the first stage's)
+    model_dir(where, MINI_TAXONOMY, weigher=shipped / FILES["rules"])
+    second = FittedModel.load(where)
+    assert second.digest != first.digest
+    after = second.part("weigher")
+    assert after is not before and after.right.names != before.right.names
+    assert after.right.names == FittedModel.load().part("rules").right.names
