@@ -10,6 +10,7 @@ empty) is never replaced.
 from __future__ import annotations
 
 import datetime
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 from ..config import TaggerConfig, tagger_version
 from ..errors import TaggerError
 from ..io.files import sha256, write_directory
-from ..tagging.model import FILES, FORMAT, RECORD, feature_constants
+from ..tagging.model import FILES, FORMAT, RECORD, FittedModel, feature_constants
 from ..taxonomy.model import Taxonomy
 
 
@@ -65,6 +66,51 @@ def save_model(
                 "constants": feature_constants() | dict(constants or {}),
             },
             "files": {FILES[part]: sha256(work / FILES[part]) for part in sorted(parts)},
+        }
+
+    return write_directory(where, fill, record=RECORD, replace=True)
+
+
+def upgrade_model(where: Path) -> dict[str, Any]:
+    """Write a model directory of a former format (tagging.model.FORMER) again in this version's:
+    its weighers with today's feature names, its record with the format and the settings and
+    constants its features were made with; its other files and figures unchanged. Tagging with
+    it gives the same tags before and after (only a tagged line's provenance names the rewritten
+    record). The record written."""
+    from ..tagging.weigher import Weigher
+    from .weighing import FIRST_STAGE_AT
+
+    model = FittedModel.load(where)
+    if model.record.get("format", 1) == FORMAT:
+        return model.record
+    features = model.features
+    features = features | {"constants": features["constants"] | {"first_stage_at": FIRST_STAGE_AT}}
+    record = {key: value for key, value in model.record.items() if key != "files"}
+    record["settings"] = {
+        key: value
+        for key, value in record.get("settings", {}).items()
+        if key not in features["settings"]
+    }
+    weighers = {part: Weigher.load(where / FILES[part]) for part in ("weigher", "rules")}
+
+    class Copy:
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def save(self, path: str | Path) -> None:
+            shutil.copyfile(self.path, path)
+
+    def fill(work: Path) -> dict[str, Any]:
+        names = {}
+        for part, name in FILES.items():
+            if name in model.record["files"]:
+                (weighers[part] if part in weighers else Copy(where / name)).save(work / name)
+                names[name] = sha256(work / name)
+        return {
+            "format": FORMAT,
+            **record,
+            "features": features,
+            "files": dict(sorted(names.items())),
         }
 
     return write_directory(where, fill, record=RECORD, replace=True)
