@@ -127,10 +127,11 @@ def silent_listener():
 
 @pytest.fixture
 def closed_port():
+    """A port that refuses connections: bound, never listening, held for the whole test (a port
+    closed before the test runs may be taken by another process meanwhile)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"tcp://127.0.0.1:{port}"
+        yield f"tcp://127.0.0.1:{probe.getsockname()[1]}"
 
 
 @pytest.mark.slow

@@ -262,7 +262,9 @@ def test_workers_end_when_the_parent_is_killed(tmp_path, how):
         workers = [c for c in _children(proc.pid) if "spawn_main" in _cmdline(c)]
         time.sleep(0.2)
     assert len(workers) == 2, "the workers did not start"
-    time.sleep(3)  # let them load their models
+    out = tmp_path / "out.jsonl"
+    while time.monotonic() < deadline and not (out.exists() and out.read_bytes().count(b"\n")):
+        time.sleep(0.2)  # the workers have loaded their models and tag
     os.kill(proc.pid, how)
     proc.wait(timeout=60)
     deadline = time.monotonic() + 15
@@ -311,7 +313,7 @@ def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "STARTED": str(started),
-        "HOLD": "60",  # a batch takes a minute: a run that waits for them is seen to
+        "HOLD": "3600",  # a batch takes an hour: a run that waits for them never ends
     }
     command = [sys.executable, "-m", "tagger", "tag", str(folder), "-o", str(tmp_path / "o")]
     proc = subprocess.Popen(
@@ -327,13 +329,11 @@ def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
         busy = [int(path.name) for path in started.iterdir()]
         assert len(busy) == 2, "the two workers did not start tagging"
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: to every process of the job
-        interrupted = time.monotonic()
-        for pause in (0.3, 0.5):
+        for pause in (0.3, 0.5):  # and again, while it stops
             time.sleep(pause)
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGINT)  # and again
-        proc.wait(timeout=20)
-        assert time.monotonic() - interrupted < 10
+                os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)  # it does not wait for the batches: they would take an hour
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -345,7 +345,7 @@ def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
         "continues a run."
     )
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(_alive(w) for w in busy):
         time.sleep(0.1)
     assert not any(_alive(w) for w in busy)

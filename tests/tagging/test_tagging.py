@@ -271,26 +271,6 @@ def test_tags_do_not_depend_on_the_clock(hash_tagger, monkeypatch):
     assert [t.model_dump_json() for t in fresh.tag_batch(papers)] == before
 
 
-def test_a_papers_cost_grows_in_proportion_to_its_length(hash_tagger):
-    """Eight times the text costs about eight times the time, not sixty-four: repetitive text,
-    the worst case for spans and overlaps (it took 41 times before they were indexed)."""
-    import time
-
-    unit = "Graph neural networks (GNNs) for multi-agent reinforcement learning. "
-
-    def cost(chars):
-        paper = Paper(abstract=(unit * (chars // len(unit) + 1))[:chars])
-        best = float("inf")
-        for _ in range(2):
-            started = time.process_time()
-            hash_tagger.tag(paper)
-            best = min(best, time.process_time() - started)
-        return best
-
-    cost(1_000)  # warm up
-    assert cost(32_000) / cost(4_000) < 20
-
-
 def test_a_facet_is_offered_its_values_only_not_the_topics_the_area_model_finds_likely(nlp):
     """The area model's votes reach both groups (a type reads its probability too), but the
     topics it proposes are topic candidates: once they were proposed in the type group as well,
