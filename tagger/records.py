@@ -208,7 +208,7 @@ class Evidence(BaseModel):
     field: TextField
     start: int
     end: int
-    weight: float = Field(description="What this hit added to the score before saturation.")
+    weight: float = Field(description="What this hit added to its area's evidence.")
     keyphrase: str | None = Field(
         default=None, description="The normalised keyphrase the hit lies in, if any."
     )

@@ -534,7 +534,7 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
                 workers,
                 "--batch-size",
                 "5",
-                "--top-n",
+                "--max-tags",
                 "3",
                 "--min-score",
                 "0.4",

@@ -223,7 +223,7 @@ def test_the_client_killed_then_resume_runs_only_the_missing_parts(local_run, tm
         if (out / name.replace(".jsonl", ".done.json")).exists():
             path = out / name
             assert (path.stat().st_ino, path.stat().st_mtime_ns) == stamp, name
-    refused = _cli(*command, "--resume", "--top-n", "3")
+    refused = _cli(*command, "--resume", "--max-tags", "3")
     _, stderr = refused.communicate(timeout=300)
     assert refused.returncode == 1
     assert b"cannot resume" in stderr and b"settings" in stderr, stderr.decode()

@@ -43,7 +43,7 @@ def test_the_fast_mode_tags_with_its_neighbours_and_area_model():
     with Tagger.from_taxonomy(config=FAST) as tagger:
         learned = tagger.learned
         assert learned.model.where.name == "model-static" and learned.serving
-        assert set(learned.neighbour_indexes) == {"nb", "jn"}  # in its space: both are read
+        assert set(learned.neighbour_indexes) == {"corpus", "judged"}  # in its space: both are read
         assert learned.area_model is not None
         assert tagger.keyphrases.model is AcceptanceModel.load(backend="static")
         [record] = tagger.tag_batch([Paper(id="p1", abstract=abstract)])

@@ -201,7 +201,7 @@ def test_retag_with_the_real_models_writes_what_tag_writes(tmp_path, monkeypatch
         raise AssertionError("retag loaded the embedding model")
 
     monkeypatch.setattr(tagger.language.embedders, "_load_onnx", refuse)
-    monkeypatch.setattr("tagger.tagging.pipeline.RETAG_BATCH", 8)  # batches enough for two workers
+    monkeypatch.setattr("tagger.tagging.retag.RETAG_BATCH", 8)  # batches enough for two workers
     for workers in (1, 2):
         output = tmp_path / f"re-{workers}.jsonl"
         retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], output, workers=workers)
@@ -215,7 +215,7 @@ def test_retag_with_the_real_models_writes_what_tag_writes(tmp_path, monkeypatch
 
 
 # One change each, of every kind an overlay makes, over the mini taxonomy: retag reads again
-# only the papers the change can touch (tagger.tagging.retag.Untouched) and must still write what
+# only the papers the change can touch (tagger.tagging.untouched.Untouched) and must still write what
 # tag writes.
 CHANGES = {
     "alias added": "edit:\n  graphs:\n    add: {aliases: [graph structure, message]}\n",
@@ -237,15 +237,15 @@ CHANGES = {
 
 @pytest.mark.parametrize("change", CHANGES)
 def test_each_kind_of_change_retags_to_what_tag_writes(tmp_path, change, monkeypatch):
-    import tagger.tagging.retag
+    import tagger.tagging.untouched
 
     overlay = _overlay(tmp_path, "extends: base.yaml\n" + CHANGES[change])
     _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
     after = _tag(overlay, tmp_path / "after.jsonl")
     cleared = []
-    judge = tagger.tagging.retag.Untouched.__call__
+    judge = tagger.tagging.untouched.Untouched.__call__
     monkeypatch.setattr(
-        tagger.tagging.retag.Untouched,
+        tagger.tagging.untouched.Untouched,
         "__call__",
         lambda self, r: cleared.append(judge(self, r)) or cleared[-1],
     )
