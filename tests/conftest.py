@@ -95,6 +95,7 @@ def model_dir(where, taxonomy, config=None, **parts):
 
 
 MODEL_FIXTURES = {"embedder", "torch_embedder", "tagger", "mini_tagger"}
+BROWSER_FIXTURES = {"chromium_path"}
 
 
 class HashEmbedder:
@@ -117,8 +118,11 @@ class HashEmbedder:
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if MODEL_FIXTURES & fixtures:
             item.add_marker(pytest.mark.models)
+        if BROWSER_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(autouse=True)

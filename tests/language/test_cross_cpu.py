@@ -55,6 +55,7 @@ def _flags() -> set[str]:
 
 @pytest.mark.models
 @pytest.mark.slow
+@pytest.mark.qemu
 @pytest.mark.skipif(os.environ.get("TAGGER_SKIP_QEMU") == "1", reason="TAGGER_SKIP_QEMU=1")
 def test_the_shipped_embedders_give_the_same_bits_on_an_avx2_only_cpu():
     qemu = shutil.which("qemu-x86_64")

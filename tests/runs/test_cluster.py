@@ -24,6 +24,8 @@ from tagger.runs.cluster import plan, tag_on_cluster
 
 from ..conftest import EXAMPLES, MINI_TAXONOMY
 
+pytestmark = pytest.mark.cluster  # Dask clusters of processes, most tests here
+
 ABSTRACTS = [p.abstract for p in iter_records(EXAMPLES / "icml2025-abstracts.txt")]
 
 

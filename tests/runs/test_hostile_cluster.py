@@ -22,6 +22,8 @@ import yaml
 
 from ..conftest import EXAMPLES, MINI, ROOT, run
 
+pytestmark = pytest.mark.cluster  # Dask clusters of processes, most tests here
+
 ABSTRACTS = [
     "Multi-agent reinforcement learning (MARL) with graph neural networks.",
     "Graph neural networks (GNNs) with message passing for molecules.",

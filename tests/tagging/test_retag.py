@@ -214,8 +214,8 @@ def test_retag_with_the_real_models_writes_what_tag_writes(tmp_path, monkeypatch
     assert any(changed)
 
 
-# One change each, of every kind an overlay makes, over the mini taxonomy: retag reads again
-# only the papers the change can touch (tagger.tagging.untouched.Untouched) and must still write what
+# One change each, of every kind an overlay makes, over the mini taxonomy: retag reads again only
+# the papers the change can touch (tagger.tagging.untouched.Untouched) and must still write what
 # tag writes.
 CHANGES = {
     "alias added": "edit:\n  graphs:\n    add: {aliases: [graph structure, message]}\n",
