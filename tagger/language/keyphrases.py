@@ -34,7 +34,8 @@ from ..io.files import ByContent
 from ..records import Keyphrase, Span
 from .candidates import _GENERIC_HEADS, Candidate, candidates
 from .context import Context
-from .embedders import CachedEmbedder, Embedder
+from .embedders import Embedder
+from .embedding_cache import CachedEmbedder
 from .specificity import Specificity
 from .text import Analysis, is_acronym, spells
 from .trees import Trees

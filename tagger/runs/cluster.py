@@ -242,7 +242,7 @@ def tag_on_cluster(
     Returns the run's summary; raises TaggerError (or InputError) for what a user must fix,
     before anything is tagged: a scheduler that does not answer, inputs that are not the
     records a resumed directory was tagged from, a manifest that is not one."""
-    from ..language import embedders
+    from ..language import model_files
 
     out = Path(directory)
     if client is None:
@@ -271,7 +271,7 @@ def tag_on_cluster(
     summary = ClusterSummary(output=str(out), partitions=len(partitions))
     todo = [p for p in partitions if complete(out, p, part_format) is None]
     summary.ran = len(todo)
-    made = embedders.export_dir(tagger.config.embedding_backend)
+    made = model_files.export_dir(tagger.config.embedding_backend)
     export = str(made) if made is not None else None
     own, interrupted = client is None, False
     quiet = _quiet_dask()

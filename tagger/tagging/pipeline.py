@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config import TaggerConfig, tagger_version
 from ..errors import TaggerError
-from ..language import embedders
+from ..language import embedders, model_files
 from ..language.text import spacy_model_version
 from ..records import Paper, Provenance, TaggedPaper
 from ..taxonomy.loading import load_taxonomy
@@ -105,7 +105,7 @@ class Tagger:
             self.close()
         if self._workers is None:
             # each loads the export the parent made, if missing (None for torch)
-            export = embedders.export_dir(self.config.embedding_backend)
+            export = model_files.export_dir(self.config.embedding_backend)
             self._workers = Workers(
                 count,
                 _start_tagging,

@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from ..config import TaggerConfig
-from ..language import embedders, vectors
+from ..language import embedders, embedding_cache, vectors
 from ..language.keyphrases import KeyphraseExtractor
 from ..language.text import Analysis, analyse, load_spacy, paper_text
 from ..records import Keyphrase, Paper
@@ -109,12 +109,13 @@ class Reader:
     def area_vectors(self) -> np.ndarray:
         """One int16 row per area of the taxonomy (language.vectors.area_codes): the embedding of
         what the area is about (kept on disk, text by text: a taxonomy that adds an area embeds
-        that one alone; language.embedders.lasting_embed)."""
+        that one alone; language.embedding_cache.lasting_embed)."""
         texts = [area.prototype() for area in self.taxonomy.areas]
-        known = embedders.fingerprint(self.embedder)
+        known = embedding_cache.fingerprint(self.embedder)
         if known is None:
             return vectors.area_codes(self.embedder.embed(texts))
-        return vectors.area_codes(embedders.lasting_embed(self.embedder, texts, fingerprint=known))
+        made = embedding_cache.lasting_embed(self.embedder, texts, fingerprint=known)
+        return vectors.area_codes(made)
 
     def read(self, papers: list[Paper]) -> list[Reading]:
         """Each paper read: one spaCy pass, one embedding call for the batch."""

@@ -20,7 +20,8 @@ from tagger.errors import ModelError
 from tagger.io import packaged
 from tagger.io.cache import MAX_BYTES
 from tagger.io.files import read_regular
-from tagger.language.embedders import checked, lasting_embed
+from tagger.language.embedding_cache import lasting_embed
+from tagger.language.model_files import checked
 from tagger.taxonomy.loading import load_taxonomy
 from tagger.taxonomy.rules import RuleSet
 from tagger.taxonomy.store import recall, remember

@@ -1,5 +1,5 @@
-"""Embeddings kept on disk across runs (embedders.lasting_embed): the area descriptions; and in
-memory for a run (embedders.CachedEmbedder): the phrases."""
+"""Embeddings kept on disk across runs (embedding_cache.lasting_embed): the area descriptions;
+and in memory for a run (embedding_cache.CachedEmbedder): the phrases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import weakref
 
 import numpy as np
 
-from tagger.language.embedders import CachedEmbedder, MiniLMEmbedder, fingerprint, lasting_embed
+from tagger.language.embedders import MiniLMEmbedder
+from tagger.language.embedding_cache import CachedEmbedder, fingerprint, lasting_embed
 
 
 class Counting:

@@ -17,7 +17,8 @@ import pytest
 from tagger.io.files import sha256
 from tagger.io.readers import read_papers
 from tagger.language import onnx_export
-from tagger.language.embedders import OnnxEmbedder, model_dir
+from tagger.language.embedders import OnnxEmbedder
+from tagger.language.model_files import model_dir
 
 from ..conftest import EXAMPLES
 
@@ -104,7 +105,7 @@ def test_a_damaged_model_file_is_refused_by_name(tmp_path):
     """A model file that is not the one its record names changes every vector without a word:
     it is refused instead, the file named."""
     from tagger.errors import ModelError
-    from tagger.language.embedders import checked
+    from tagger.language.model_files import checked
 
     copy = tmp_path / "minilm"
     shutil.copytree(model_dir("onnx-int8"), copy)
@@ -150,7 +151,7 @@ def test_a_run_with_the_default_backend_never_imports_torch():
 def test_cached_vectors_are_keyed_by_how_they_were_made(embedder, torch_embedder):
     """Area embeddings kept on disk are found again only by the same backend, model file and
     grouping of texts: int8's per-text runs once changed its vectors under the same name."""
-    from tagger.language.embedders import fingerprint
+    from tagger.language.embedding_cache import fingerprint
 
     int8, fp32 = fingerprint(embedder), fingerprint(OnnxEmbedder(quantised=False))
     assert "block=1" in int8 and "model_sha256=" in int8
@@ -171,7 +172,7 @@ def test_a_damaged_fp32_export_in_the_cache_is_made_again(tmp_path, monkeypatch,
     short or has a byte flipped in its embedding table (still a valid model, every vector
     moved), is exported again, not read (nor a JSONDecodeError). The same check reads the
     tokenizer (tests/io/test_cache.py cuts one short)."""
-    from tagger.language.embedders import checked, onnx_model_dir
+    from tagger.language.model_files import checked, onnx_model_dir
 
     monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
     made = onnx_model_dir()

@@ -17,14 +17,9 @@ import pytest
 from tagger.io.files import sha256
 from tagger.io.readers import read_papers
 from tagger.language import onnx_export, static_export
-from tagger.language.embedders import (
-    OnnxEmbedder,
-    StaticEmbedder,
-    fingerprint,
-    make_embedder,
-    model_dir,
-    onnx_model_dir,
-)
+from tagger.language.embedders import OnnxEmbedder, StaticEmbedder, make_embedder
+from tagger.language.embedding_cache import fingerprint
+from tagger.language.model_files import model_dir, onnx_model_dir
 
 from ..conftest import ABSTRACTS, EXAMPLES, MINI
 from .test_onnx import PHRASES
@@ -69,7 +64,8 @@ def test_the_static_tokenizer_splits_as_the_source_does_without_cls_and_sep():
 def test_only_the_fp32_backend_is_made_on_first_use(tmp_path, monkeypatch):
     """The int8 model and the static table ship in the package: nothing to make, and workers
     are handed the package's directories."""
-    from tagger.language.embedders import export_dir, export_note, export_pending
+    from tagger.language.embedders import export_note, export_pending
+    from tagger.language.model_files import export_dir
 
     monkeypatch.setenv("TAGGER_CACHE_DIR", str(tmp_path))
     assert not export_pending(StaticEmbedder()) and not export_pending(OnnxEmbedder())
