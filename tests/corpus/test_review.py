@@ -19,7 +19,8 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 from tagger.corpus.judged import Judgment, judgments_of
-from tagger.corpus.review import TYPES, JudgmentStore, Review, review_order, uncertainty
+from tagger.corpus.judgments import TYPES, JudgmentStore
+from tagger.corpus.review import Review, review_order, uncertainty
 from tagger.errors import InputError, TaggerError
 from tagger.io.readers import read_papers
 from tagger.io.tagged import read_tagged
