@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
-from itertools import chain, islice
 from pathlib import Path
-from typing import Any
 
 from ..config import TaggerConfig, tagger_version
 from ..errors import TaggerError
@@ -25,7 +23,7 @@ from .listing import list_tags
 from .model import FittedModel, Learned
 from .proposing import propose_paper
 from .reading import Reader, Reading
-from .workers import Workers
+from .workers import Workers, checked_workers, in_batches
 
 
 class Tagger:
@@ -184,50 +182,6 @@ def provenance_of(
         model=learned.identity,
         settings=config.output_settings(),
     )
-
-
-def checked_workers(workers: Any, name: str, embedder_given: bool) -> int:
-    """``workers``, if it is a number of processes ``name`` can start."""
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(
-            f"The 'workers' parameter of {name} must be an int >= 1. Got {workers!r} instead."
-        )
-    if workers > 1 and embedder_given:
-        raise ValueError(
-            f"{name}(workers > 1) starts each worker from the configuration, so it cannot use "
-            "an embedder object passed to the Tagger; use workers=1, or name the model in "
-            "TaggerConfig.embedding_model"
-        )
-    return workers
-
-
-def in_batches(
-    items: Iterable[Any],
-    size: int,
-    workers: int,
-    here: Any,
-    pool: Any,
-) -> Iterator[Any]:
-    """``here(batch)`` of every batch of ``size`` items, in order: in this process with one
-    worker, or in ``pool(workers)``'s processes (input that fits in one batch is done here:
-    starting workers would cost more than it saves)."""
-    batches = _batches(items, size)
-    if workers > 1:
-        first = list(islice(batches, 2))
-        if len(first) < 2:
-            workers = 1
-        batches = chain(first, batches)
-    if workers == 1:
-        for batch in batches:
-            yield from here(batch)
-        return
-    yield from pool(workers).map(batches)
-
-
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    items = iter(items)
-    while batch := list(islice(items, size)):
-        yield batch
 
 
 _worker_tagger: Tagger | None = None

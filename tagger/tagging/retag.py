@@ -21,10 +21,10 @@ from ..records import Provenance, TaggedPaper
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.store import tagged_with
 from .model import Learned
-from .pipeline import checked_workers, in_batches, learned_for, provenance_of, tagged_papers
+from .pipeline import learned_for, provenance_of, tagged_papers
 from .reading import Reader
 from .untouched import Untouched
-from .workers import Workers
+from .workers import Workers, checked_workers, in_batches
 
 # Papers retagged together: retagging one costs a few milliseconds, so batches are larger than
 # tagging's, to spend little on sending them to workers.

@@ -1,4 +1,5 @@
-"""Worker processes that tag (or retag) batches in parallel, their results in input order.
+"""Worker processes that tag (or retag) batches in parallel, their results in input order; and
+:func:`in_batches`, which runs batches here or in them.
 
 A :class:`Workers` pool starts its processes on first use, each from a taxonomy and a
 configuration (never from a parent's loaded models), with one thread each, Ctrl-C held back
@@ -13,6 +14,7 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, islice
 from typing import Any
 
 from ..errors import TaggerError
@@ -89,6 +91,50 @@ class Workers:
             pool.shutdown(cancel_futures=True)
         else:
             stop_now(pool)
+
+
+def checked_workers(workers: Any, name: str, embedder_given: bool) -> int:
+    """``workers``, if it is a number of processes ``name`` can start."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(
+            f"The 'workers' parameter of {name} must be an int >= 1. Got {workers!r} instead."
+        )
+    if workers > 1 and embedder_given:
+        raise ValueError(
+            f"{name}(workers > 1) starts each worker from the configuration, so it cannot use "
+            "an embedder object passed to the Tagger; use workers=1, or name the model in "
+            "TaggerConfig.embedding_model"
+        )
+    return workers
+
+
+def in_batches(
+    items: Iterable[Any],
+    size: int,
+    workers: int,
+    here: Callable[[list[Any]], list[Any]],
+    pool: Callable[[int], Workers],
+) -> Iterator[Any]:
+    """``here(batch)`` of every batch of ``size`` items, in order: in this process with one
+    worker, or in ``pool(workers)``'s processes (input that fits in one batch is done here:
+    starting workers would cost more than it saves)."""
+    batches = _batches(items, size)
+    if workers > 1:
+        first = list(islice(batches, 2))
+        if len(first) < 2:
+            workers = 1
+        batches = chain(first, batches)
+    if workers == 1:
+        for batch in batches:
+            yield from here(batch)
+        return
+    yield from pool(workers).map(batches)
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    items = iter(items)
+    while batch := list(islice(items, size)):
+        yield batch
 
 
 def stop_now(pool: Any) -> None:
