@@ -53,6 +53,7 @@ def written(tmp_path_factory):
     from dask.distributed import Client, LocalCluster
 
     import tagger.language.embedders as embedders
+    import tagger.language.model_files as model_files
     from tagger import Tagger, tag_files
     from tagger.runs.cluster import tag_on_cluster
 
@@ -60,7 +61,7 @@ def written(tmp_path_factory):
     source = papers(root / "p.jsonl")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(embedders, "make_embedder", lambda *a, **k: HashEmbedder())
-        patch.setattr(embedders, "onnx_model_dir", lambda: root / "no-export")
+        patch.setattr(model_files, "onnx_model_dir", lambda: root / "no-export")
         tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
         tag_files(tagger, [source], root / "local.jsonl")
         with (
