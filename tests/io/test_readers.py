@@ -112,7 +112,7 @@ def test_paper_list_error_names_the_paragraphs_first_line(tmp_path: Path) -> Non
         ("ICLR 2025 论文列表", "ICLR", 2025),
         ("NeurIPS 2023", "NeurIPS", 2023),
         ("  CoRL 1999 accepted papers  ", "CoRL", 1999),
-        # as people write them (hostile-input pass, item 2): each was tagged as a paper
+        # as people write them, with words beside the venue and year: a header, not a paper
         ("ICLR 2025 Oral Papers", "ICLR", 2025),
         ("Papers from NeurIPS 2025", "NeurIPS", 2025),
         ("NeurIPS'25 Papers", "NeurIPS", 2025),
