@@ -10,6 +10,7 @@ An unmarked test that reaches for the real model fails and says so.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -27,7 +28,7 @@ DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = ROOT / "examples"
 MINI_TAXONOMY = DATA / "mini-taxonomy.yaml"
 MINI = ["--taxonomy", str(MINI_TAXONOMY)]
-# three clear-cut abstracts the mini taxonomy tags (the hostile-input and hostile-run tests)
+# three clear-cut abstracts the mini taxonomy tags: papers for the tests that run a command
 ABSTRACTS = [
     "Multi-agent reinforcement learning (MARL) with graph neural networks.",
     "Graph neural networks (GNNs) with message passing for molecules.",
@@ -61,6 +62,33 @@ def run(*args, input=None):
     assert "Traceback" not in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
+
+
+def papers(path, abstracts=ABSTRACTS):
+    """A JSON Lines file of papers p0, p1, ... with these abstracts; returns the path."""
+    path.write_text(
+        "".join(json.dumps({"id": f"p{i}", "abstract": a}) + "\n" for i, a in enumerate(abstracts))
+    )
+    return path
+
+
+def error_line(result, code=1):
+    """The one line a failed command prints: its last, starting 'Error: '."""
+    assert result.exit_code == code, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("Error: ") and result.stderr.count("Error: ") == 1, result.stderr
+    return last
+
+
+# one area of a taxonomy's YAML (format it with id, name and the lines that follow)
+AREA_YAML = "  - id: {id}\n    name: {name}\n{more}"
+
+
+def write_taxonomy(tmp_path, text, name="t.yaml"):
+    """A taxonomy file of ``text`` (str or bytes) in ``tmp_path``; returns its path."""
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
 
 
 def model_dir(where, taxonomy, config=None, **parts):

@@ -326,7 +326,8 @@ def test_what_a_run_here_or_on_a_cluster_does_not_take_is_a_usage_error(
 
 def test_a_paper_list_as_people_write_it(tmp_path):
     """A header tagger knows, abstracts one per line with no blank line between them, and
-    --venue and --year for the papers of a file without a header (hostile-input pass, item 2)."""
+    --venue and --year for the papers of a file without a header: each abstract is a paper,
+    with the venue and year its header or the options give, and the header none."""
     abstracts = _paragraphs(ICML)[:3]
     listed, bare = tmp_path / "iclr.txt", tmp_path / "bare.txt"
     listed.write_text("Papers from ICLR 2025\n\n" + "\n".join(abstracts) + "\n")
@@ -636,7 +637,8 @@ def test_tagged_output_can_be_tagged_again(tmp_path):
 )
 def test_commands_that_tag_nothing_import_no_numpy_and_no_model(args):
     """`tagger --help` and the readers of tagged output start fast: no numpy, torch, spaCy or
-    pipeline import (issue 14's 0.3 s / 0.5 s budget is measured in benchmarks/, not here)."""
+    pipeline import (their start-up time, against budgets of 0.3 s and 0.5 s, is measured by
+    benchmarks/bench.py, not here)."""
     code = (
         "import sys\n"
         "from tagger.cli import main\n"

@@ -1,5 +1,7 @@
-"""Tags measured against judgments: the verdicts and figures worked out by hand; the judged set
-itself is well formed; taxonomy rules that keep a word to its sense (requires, fallback)."""
+"""Tags measured against judgments: the verdicts and figures worked out by hand; `tagger eval
+--judged` says how many papers it matched, and refuses in one line a judged file that judges
+nothing, none of the papers, or is malformed; the judged set itself is well formed; taxonomy
+rules that keep a word to its sense (requires, fallback)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,16 @@ from tagger.corpus.judged import Judgment, evaluate_judged, verdicts
 from tagger.tagging.model import FittedModel
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
 
-from ..conftest import MINI_TAXONOMY, ROOT, HashEmbedder, tagged_record, write_tagged
+from ..conftest import (
+    MINI,
+    MINI_TAXONOMY,
+    ROOT,
+    HashEmbedder,
+    error_line,
+    run,
+    tagged_record,
+    write_tagged,
+)
 
 JUDGED = ROOT / "judged" / "judged.jsonl"
 JUDGED_PHRASES = ROOT / "judged" / "keyphrases.jsonl"
@@ -129,6 +140,93 @@ def test_eval_judged_from_the_command_line(tmp_path):
     assert data["in_sample"] is False
     usage = CliRunner().invoke(main, ["eval", "--judged", str(path), "--scheme", "iclr"])
     assert usage.exit_code == 2
+
+
+def _judged_file(path, judged_fields):
+    path.write_text(
+        "".join(
+            json.dumps({"id": paper_id, "abstract": "x", **({"judged": j} if j else {})}) + "\n"
+            for paper_id, j in judged_fields
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def judged_tagged(tmp_path):
+    """Tagged papers that carry judgments of their own (what --judged must not fall back to)."""
+    records = []
+    for paper_id in ("a", "b"):
+        record = tagged_record(paper_id, [["rl"]])
+        record.paper.__pydantic_extra__["judged"] = {"areas": ["rl"], "main": ["rl"]}
+        records.append(record)
+    return write_tagged(tmp_path / "t.jsonl", records)
+
+
+def test_eval_against_a_file_of_no_judgments_is_refused(tmp_path, judged_tagged):
+    judged = _judged_file(tmp_path / "j.jsonl", [("a", None), ("b", None)])
+    line = error_line(run("eval", judged_tagged, "--judged", judged, *MINI))
+    assert line == (
+        f"Error: {judged}: holds no judgments: no paper has a 'judged' field (judged/README.md "
+        "says how one is written)"
+    )
+
+
+def test_eval_with_no_judged_paper_matched_is_refused(tmp_path, judged_tagged):
+    judged = _judged_file(tmp_path / "j.jsonl", [("x", {"areas": ["rl"], "main": ["rl"]})])
+    line = error_line(run("eval", judged_tagged, "--judged", judged, *MINI))
+    assert line == (
+        f"Error: {judged_tagged}: nothing to measure: none of its 2 papers has a judgment in "
+        f"{judged} (1 papers judged, matched by id): are they the same papers?"
+    )
+
+
+def test_eval_says_how_many_papers_were_matched(tmp_path, judged_tagged):
+    judged = _judged_file(
+        tmp_path / "j.jsonl",
+        [("a", {"areas": ["graphs"], "main": ["graphs"]}), ("z", {"areas": ["rl"]})],
+    )
+    result = run("eval", judged_tagged, "--judged", judged, "--json", *MINI)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"Note: 1 of the 2 papers of {judged_tagged} have a judgment in {judged} (2 papers "
+        "judged, matched by id)\n"
+    )
+    data = json.loads(result.stdout)
+    assert (data["papers"], data["wrong"]) == (1, 1)  # judged by j.jsonl, not by its own field
+
+
+def test_eval_judged_of_a_file_without_judgments_is_refused(tmp_path):
+    tagged = write_tagged(tmp_path / "t.jsonl", [tagged_record("a", [["rl"]])])
+    line = error_line(run("eval", "--judged", tagged, *MINI))
+    assert line == (
+        f"Error: {tagged}: nothing to measure: none of its 1 paper is judged (has a 'judged' field)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("judgment", "reason"),
+    [
+        (
+            {"areas": ["rl"], "keyphrases": ["graph neural network"]},
+            "'judged.keyphrases': must be an object",
+        ),
+        ({"areas": [{"id": "rl"}]}, "'judged.areas.0': must be a string"),
+        ({"areas": "rl", "main": "rl"}, "'judged.areas': must be a list"),
+        (
+            {"keyphrases": {"graphs": "good"}},
+            "'judged.keyphrases.graphs': input should be "
+            "'accept', 'fragment', 'generic', 'vague', 'passing' or 'noise'",
+        ),
+        ("rl", "'judged': must be an object"),
+    ],
+    ids=["keyphrases-list", "areas-objects", "areas-string", "label-unknown", "judged-string"],
+)
+def test_a_malformed_judgment_is_one_error(tmp_path, judged_tagged, judgment, reason):
+    judged = _judged_file(tmp_path / "j.jsonl", [("a", judgment)])
+    for args in (["eval", judged_tagged, "--judged", judged], ["eval", "--judged", judged]):
+        line = error_line(run(*args, *MINI))
+        assert line == f"Error: {judged}: paper 'a': {reason} (judged/README.md gives the format)"
 
 
 def test_the_report_says_whether_the_models_were_fitted_on_the_judged_file(tmp_path):

@@ -1,4 +1,6 @@
-"""--where expressions: parsing, meaning, and the errors a user sees."""
+"""`tagger filter` and its --where expressions: parsing, meaning, and the errors a user sees
+(one line, however deep an expression nests); what it writes: CSV cells that a spreadsheet
+reads as text, never as a formula, each on its own row."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from tagger.cli import main
 from tagger.corpus.query import QueryError, meant, parse_query
 from tagger.taxonomy.loading import load_taxonomy
 
-from ..conftest import EXAMPLES, MINI_TAXONOMY, tagged_record, write_tagged
+from ..conftest import EXAMPLES, MINI, MINI_TAXONOMY, error_line, run, tagged_record, write_tagged
 
 KNOWN = {"rl", "rl.multi-agent", "graphs", "graphs.gnn", "llm"}
 
@@ -193,4 +195,20 @@ def test_the_help_example_of_where_runs_and_its_short_form_is_pointed_to_graph_g
     assert wrong.exit_code == 2
     assert wrong.stderr.splitlines()[-1] == (
         "Error: unknown area 'gnn' (did you mean graph.gnn?); `tagger taxonomy check` lists them"
+    )
+
+
+@pytest.mark.parametrize("expression", ["(" * 1000 + "rl" + ")" * 1000, "not " * 3000 + "rl"])
+def test_deeply_nested_where_is_one_error(tmp_path, expression):
+    tagged = write_tagged(tmp_path / "t.jsonl", [tagged_record("a", [["rl"]])])
+    line = error_line(run("filter", tagged, "--where", expression, *MINI), code=2)
+    assert "nest more than 50 deep" in line
+
+
+def test_csv_cells_are_neither_formulas_nor_split_rows(tmp_path):
+    record = tagged_record("a", [["rl"]], title='=HYPERLINK("http://x")\rsecond', venue="@SUM")
+    tagged = write_tagged(tmp_path / "t.jsonl", [record])
+    result = run("filter", tagged, "--output-format", "csv", *MINI)
+    assert result.stdout_bytes == (
+        b'id,title,venue,year,tags,types\r\na,"\'=HYPERLINK(""http://x"")\rsecond",\'@SUM,,rl,\r\n'
     )

@@ -1,4 +1,5 @@
-"""tagger stats on a small hand-made tagged corpus, counts worked out by hand."""
+"""tagger stats on a small hand-made tagged corpus, counts worked out by hand; a file tagged with
+another taxonomy, or with two embedding models, is warned of."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import json
 from click.testing import CliRunner
 
 from tagger.cli import main
+from tagger.taxonomy.loading import default_taxonomy_path
 
-from ..conftest import MINI_TAXONOMY, tagged_record, write_tagged
+from ..conftest import MINI, MINI_TAXONOMY, papers, run, tagged_record, write_tagged
 
 
 def _tagged(tmp_path):
@@ -100,3 +102,16 @@ def test_stats_on_a_file_of_two_embedding_models_warns_once(tmp_path):
     same = write_tagged(tmp_path / "same.jsonl", records[:2])
     result = CliRunner().invoke(main, ["stats", str(same), "--taxonomy", str(MINI_TAXONOMY)])
     assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_stats_on_a_file_of_another_taxonomy_warns(tmp_path):
+    tagged = tmp_path / "t.jsonl"
+    assert run("tag", papers(tmp_path / "p.jsonl"), "-o", tagged, *MINI).exit_code == 0
+    # the packaged taxonomy, not the one it was tagged with
+    result = run("stats", tagged, "--taxonomy", default_taxonomy_path())
+    assert result.exit_code == 0
+    assert result.stderr.startswith(
+        f"Warning: {tagged}: paper 1 was tagged with taxonomy version test-1"
+    )
+    assert run("stats", tagged, *MINI).stderr == ""
+    assert run("stats", tagged).stderr == ""  # the one it was tagged with, found by its sha256

@@ -1,9 +1,12 @@
-"""Tests of tagger.io.readers on real files: the shipped examples, fixtures in tests/data/readers,
-and byte-exact files written to tmp_path."""
+"""Papers read (io.readers) from real files: the shipped examples, fixtures in tests/data/readers
+and byte-exact files written to tmp_path, each record a Paper or an error naming its line; and,
+through `tagger tag`, one file per fault (tests/data/faults): every record tagged or rejected
+with its line and reason, the run going on, the exit code saying whether any was rejected."""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import itertools
 import json
@@ -12,17 +15,28 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tagger.cli import main
 from tagger.errors import InputError, InputNotice
 from tagger.io.formats import FORMATS, detect_format
 from tagger.io.readers import iter_records, read_papers
 from tagger.records import Paper, stable_id
 
+from ..conftest import ABSTRACTS, MINI, MINI_TAXONOMY, papers, run
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 DATA = Path(__file__).resolve().parents[1] / "data" / "readers"
+# one file per fault, and what `tagger tag` does with each
+FAULTS = Path(__file__).resolve().parents[1] / "data" / "faults"
+EXPECTED = {
+    k: v
+    for k, v in json.loads((FAULTS / "expected.json").read_text()).items()
+    if not k.startswith("_")
+}
 
 
 def paragraphs_after_header(path: Path) -> list[str]:
@@ -112,7 +126,7 @@ def test_paper_list_error_names_the_paragraphs_first_line(tmp_path: Path) -> Non
         ("ICLR 2025 论文列表", "ICLR", 2025),
         ("NeurIPS 2023", "NeurIPS", 2023),
         ("  CoRL 1999 accepted papers  ", "CoRL", 1999),
-        # as people write them (hostile-input pass, item 2): each was tagged as a paper
+        # as people write them, with words beside the venue and year: a header, not a paper
         ("ICLR 2025 Oral Papers", "ICLR", 2025),
         ("Papers from NeurIPS 2025", "NeurIPS", 2025),
         ("NeurIPS'25 Papers", "NeurIPS", 2025),
@@ -365,6 +379,18 @@ def test_jsonl_bom_crlf_and_big_integers(tmp_path: Path) -> None:
         ("123456789012345678901234567890", "A\r\nB"),  # escaped \r inside JSON is data
         (stable_id(None, "tail \u2014 dash"), "tail \u2014 dash"),
     ]
+
+
+def test_nan_in_json_lines_is_rejected_as_from_parquet(tmp_path):
+    source = tmp_path / "p.jsonl"
+    source.write_text(
+        json.dumps({"id": "a", "abstract": ABSTRACTS[0], "x": 1.5})
+        + "\n"
+        + '{"id": "b", "abstract": "Graphs.", "x": [NaN]}\n'
+    )
+    result = run("tag", source, *MINI)
+    assert result.exit_code == 1 and result.stdout.count("\n") == 1
+    assert f"Warning: skipped {source} line 2: field 'x' holds NaN or an infinity" in result.stderr
 
 
 # --- JSON arrays ---------------------------------------------------------------------------------
@@ -685,6 +711,23 @@ def test_empty_file_yields_nothing(tmp_path: Path, suffix: str) -> None:
     assert list(iter_records("-", stdin=stdin_of(b""))) == []
 
 
+def test_dev_zero_is_refused_without_filling_the_memory():
+    result = run("tag", "/dev/zero", *MINI)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-2:] == [
+        "Warning: skipped /dev/zero: line 1 is longer than 64 MB: this is not a file of papers "
+        "(or its lines have no ends)",
+        "tagged 0 papers, 1 rejected",
+    ]
+
+
+def test_a_gzip_file_is_read_whatever_its_name(tmp_path):
+    path = tmp_path / "papers.bin"
+    path.write_bytes(gzip.compress(papers(tmp_path / "p.jsonl").read_bytes()))
+    result = run("tag", path, "--input-format", "jsonl", *MINI)
+    assert result.exit_code == 0 and result.stdout.count("\n") == 3
+
+
 # --- stable ids and order ------------------------------------------------------------------------
 
 
@@ -722,6 +765,42 @@ def test_jsonl_streams_record_by_record() -> None:
     records = iter_records("-", stdin=stream)
     assert next(records).abstract == "n0"
     assert Lines.lines_read < 10
+
+
+# --- one file per fault, through `tagger tag` (tests/data/faults) --------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_record_is_tagged_or_rejected_with_its_line(name, tmp_path):
+    expected = EXPECTED[name]
+    errors = tmp_path / "errors.jsonl"
+    result = CliRunner().invoke(
+        main,
+        ["tag", str(FAULTS / name), "--errors", str(errors), "--taxonomy", str(MINI_TAXONOMY)],
+    )
+    assert result.exit_code == expected["exit"], result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stdout.split("\n") if line]  # JSONL splits on \n only
+    assert len(lines) == expected["tagged"]
+    for line in lines:
+        assert json.loads(line)["paper"]["abstract"].strip()
+    for text in expected.get("stdout", []):
+        assert text in result.stdout, text
+    if "error" in expected:
+        error = result.stderr.splitlines()[-1]
+        assert error.startswith(f"Error: {FAULTS / name}") and expected["error"] in error
+        return
+    rejected = [json.loads(line) for line in errors.read_text().splitlines()]
+    where = [(r["line"] if r["line"] is not None else r["record"]) for r in rejected]
+    assert where == [n for n, _ in expected["rejected"]]
+    for record, (_, reason) in zip(rejected, expected["rejected"], strict=True):
+        assert record["reason"].startswith(reason), record
+        assert record["source"] == str(FAULTS / name)
+    summary = result.stderr.strip().splitlines()[-1]
+    papers = "paper" if expected["tagged"] == 1 else "papers"
+    assert summary.startswith(f"tagged {expected['tagged']} {papers}")
+    if expected.get("stderr"):
+        assert expected["stderr"].replace("/FAULTS", str(FAULTS)) in result.stderr
 
 
 # --- properties ----------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """tag_files, the library run behind `tagger tag`: what a Python caller gets is what the command
-line gets (rejected records reported, repeated ids warned of, resume, a summary)."""
+line gets (rejected records reported, repeated ids warned of, resume, a summary), and the
+workers it starts: one per core, no more than the cores, and none the memory cannot hold."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import warnings
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from tagger import RunSummary, Tagger, TaggerError, tag_files
 from tagger.runs.local import RunWarning
 
-from ..conftest import MINI_TAXONOMY, HashEmbedder
+from ..conftest import MINI, MINI_TAXONOMY, HashEmbedder, error_line, papers, run
 
 PAPERS = (
     '{"id": "a", "abstract": "Reinforcement learning with policy gradient."}\n'
@@ -121,8 +123,9 @@ def _complete_run(tagger, tmp_path, lines):
 
 
 def test_resume_over_a_complete_output_keeps_no_line_in_memory(fast_tagger, tmp_path):
-    """`tag --resume` held every kept line in memory: 296 MB at 5,000 lines, 982 MB at 50,000
-    (hostile-input pass, item 5). It reads the output in step with the inputs instead."""
+    """`tag --resume` reads the output in step with the inputs and holds no kept line in
+    memory (held, they took 296 MB at 5,000 lines and 982 MB at 50,000): the peak does not grow
+    with the lines kept."""
     import tracemalloc
 
     peaks = {}
@@ -178,3 +181,18 @@ def test_a_run_from_python_takes_the_commands_workers_but_an_embedder_object_sta
         summary = tag_files(each, [papers], tmp_path / "out.jsonl", warn=lambda message: None)
         assert summary.tagged == 3
     assert asked == [4, 1]
+
+
+def test_more_workers_than_cores_are_capped_and_too_many_for_memory_refused(tmp_path, monkeypatch):
+    import tagger.tagging.workers
+
+    cores = len(os.sched_getaffinity(0))
+    petabyte = dict.fromkeys(tagger.tagging.workers.WORKER_MEMORY, 2**50)
+    monkeypatch.setattr(tagger.tagging.workers, "WORKER_MEMORY", petabyte)  # each
+    # two batches: input that fits in one is tagged without workers
+    result = run("tag", papers(tmp_path / "p.jsonl"), "--workers", "64", "--batch-size", "1", *MINI)
+    assert result.stderr.splitlines()[0] == (
+        f"Warning: 64 workers asked for, but tagger may use {cores} cores here: using {cores}"
+    )
+    if cores > 1:
+        assert "workers need about" in error_line(result) and "use fewer workers" in result.stderr

@@ -1,6 +1,7 @@
-"""Progress bars with a total and the time left, on tag, retag and eval (issue 25, item 8):
-`eval` tagged 479 papers for 30 s with nothing on stderr, and `tag --progress` said
-`1 papers [00:03, 3.25s/ papers]`, with no total and no time left."""
+"""Progress bars with a total and the time left, on tag, retag and eval: `eval` says how far
+its tagging is rather than nothing for as long as it takes, and `tag --progress` counts papers
+against the total counted before the run (not `1 papers [00:03, 3.25s/ papers]`, with no total
+and no time left)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ on the embedding model, so these run with the test embedder (the real one: test_
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tagger import Paper, Tagger
@@ -17,7 +19,16 @@ from tagger.tagging.votes import NO_VOTES, Votes
 from tagger.taxonomy.loading import load_taxonomy
 from tagger.taxonomy.rules import Hit
 
-from ..conftest import MINI_TAXONOMY, HashEmbedder, candidates
+from ..conftest import (
+    AREA_YAML,
+    MINI_TAXONOMY,
+    HashEmbedder,
+    candidates,
+    error_line,
+    papers,
+    run,
+    write_taxonomy,
+)
 
 MARL = Paper(
     title="Scalable Multi-Agent Reinforcement Learning with Graph Neural Networks",
@@ -253,6 +264,30 @@ def test_a_pattern_that_backtracks_without_end_stops_the_run_naming_it(nlp, monk
     abstract = "abc " * 300
     with pytest.raises(TaggerError, match=r"pattern '.*' of area 'x' ran for more than 0.2 s"):
         rules.match(analyse(nlp(paper_text(title, abstract)), title, abstract))
+
+
+def test_a_pattern_that_backtracks_without_end_stops_the_run_in_one_line(tmp_path, monkeypatch):
+    """No paper is tagged with a pattern left out: the run stops, names the pattern, and the
+    lines it wrote before are complete."""
+    import tagger.taxonomy.rules
+
+    monkeypatch.setattr(tagger.taxonomy.rules, "PATTERN_LIMIT", 0.2)
+    path = write_taxonomy(
+        tmp_path,
+        'version: "1"\nareas:\n'
+        + AREA_YAML.format(id="x", name="X", more="    patterns: ['(?:[a-z]+ ?){1,40}\\d']\n"),
+    )
+    source = papers(tmp_path / "p.jsonl", ["abc 1", "abc " * 300, "abc 2"])
+    out = tmp_path / "out.jsonl"
+    result = run("tag", source, "--taxonomy", path, "-o", out, "--batch-size", "1", "-w", "1")
+    assert error_line(result) == (
+        "Error: pattern '(?:[a-z]+ ?){1,40}\\\\d' of area 'x' ran for more than 0.2 s on one "
+        "paper: it backtracks without end (`tagger taxonomy lint` names patterns that can); "
+        "rewrite it, with a possessive quantifier or an atomic group, and run again"
+    )
+    assert [json.loads(line)["paper"]["abstract"] for line in out.read_text().splitlines()] == [
+        "abc 1"
+    ]
 
 
 def test_tags_do_not_depend_on_the_clock(hash_tagger, monkeypatch):

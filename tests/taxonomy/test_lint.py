@@ -1,4 +1,6 @@
-"""`tagger taxonomy lint`: one broken taxonomy per fault, each reported on its YAML line."""
+"""`tagger taxonomy lint`: one broken taxonomy per fault, each reported on its YAML line;
+patterns read as the regex engine that runs them reads them; a corpus that is not tagged
+output is one error line."""
 
 from __future__ import annotations
 
@@ -9,7 +11,16 @@ from tagger.cli import main
 from tagger.io.display import short_path
 from tagger.taxonomy.lint import PAPERS_PER_AREA, can_backtrack_catastrophically, lint_taxonomy
 
-from ..conftest import DATA, tagged_record, write_tagged
+from ..conftest import (
+    AREA_YAML,
+    DATA,
+    MINI,
+    error_line,
+    run,
+    tagged_record,
+    write_tagged,
+    write_taxonomy,
+)
 
 BROKEN = DATA / "taxonomies"
 NO_RULES = (
@@ -228,6 +239,20 @@ def test_nested_quantifiers_are_flagged(pattern, dangerous):
     assert can_backtrack_catastrophically(pattern) is dangerous
 
 
+def test_lint_reads_patterns_as_the_engine_that_runs_them(tmp_path):
+    path = write_taxonomy(
+        tmp_path,
+        'version: "1"\nareas:\n'
+        + AREA_YAML.format(
+            id="x", name="X", more="    patterns: ['\\p{Lu}{3,}RL\\b', '(a|aa)+$']\n"
+        ),
+    )
+    result = run("taxonomy", "lint", "--taxonomy", path)
+    assert result.exit_code == 0
+    assert "pattern '(a|aa)+$' can backtrack catastrophically" in result.stdout
+    assert "\\p{Lu}" not in result.stdout
+
+
 def test_a_corpus_that_is_not_tagged_jsonl_is_an_error(tmp_path):
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text('{"abstract": "x"}\n')
@@ -237,6 +262,13 @@ def test_a_corpus_that_is_not_tagged_jsonl_is_an_error(tmp_path):
         f"Error: {corpus} line 1: not a line of tagged JSONL (run `tagger tag` first)\n"
     )
     assert result.stdout == ""
+
+
+def test_lint_corpus_that_is_not_utf8_is_one_error(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_bytes(b'{"paper": "caf\xe9"}\n')
+    line = error_line(run("taxonomy", "lint", *MINI, "--corpus", corpus))
+    assert line == f"Error: {corpus} line 1: not a line of tagged JSONL (run `tagger tag` first)"
 
 
 SHARED = """\

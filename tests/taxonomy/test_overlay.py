@@ -1,4 +1,5 @@
-"""Taxonomy overlays: a file that `extends` another and says only what changes.
+"""Taxonomy overlays: a file that `extends` another and says only what changes; one whose
+`extends:` names a file that is no taxonomy is refused, and nothing of that file shown.
 
 Each case writes an overlay over tests/data/mini-taxonomy.yaml (or the shipped taxonomy) and
 checks the effective taxonomy, or the exact problem and the file and line it names.
@@ -18,7 +19,7 @@ from tagger.errors import TaxonomyError
 from tagger.taxonomy.lint import lint_taxonomy
 from tagger.taxonomy.loading import default_taxonomy_path, load_taxonomy, parse_taxonomy
 
-from ..conftest import MINI_TAXONOMY
+from ..conftest import MINI_TAXONOMY, run
 
 
 @pytest.fixture
@@ -335,3 +336,73 @@ def test_lint_names_the_file_each_finding_is_in(tmp_path, base):
     assert [
         str(f) for f in lint_taxonomy(overlay(tmp_path, "extends: base.yaml\ndrop: [x]\n"))
     ] == [f"{path} line 2: error: drop: there is no area 'x' in {base}"]
+
+
+# --- an overlay extends a taxonomy, or another overlay, and nothing else -------------------------
+
+
+# /etc/shadow-like: a message quoting a taxonomy's unknown fields would print its lines whole
+SECRET = "toor: x:0:0:SECRETHASH:/root:/bin/bash\nnobodyx: x:1:1:SECRETTOO:/usr/sbin\n"
+RULE = (
+    "an overlay extends 'builtin', or a YAML file (.yaml or .yml) whose top level is a mapping "
+    "with 'version' and 'areas' (a taxonomy) or with 'extends' (another overlay)"
+)
+
+
+def _extending(tmp_path, extends):
+    path = tmp_path / "lab.yaml"
+    path.write_text(f"extends: {extends}\nversion: lab-1\n")
+    return path
+
+
+def _check(overlay):
+    result = run("taxonomy", "check", "--taxonomy", overlay)
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    for secret in ("SECRET", "toor", "nobodyx", "bash", "hunter2"):
+        assert secret not in line
+    return line
+
+
+@pytest.mark.parametrize("name", ["secret.txt", "secret", "/etc/passwd", "/etc/shadow"])
+def test_an_overlay_may_extend_no_file_but_a_yaml_one(tmp_path, name):
+    (tmp_path / "secret.txt").write_text(SECRET)
+    (tmp_path / "secret").write_text(SECRET)
+    overlay = _extending(tmp_path, name)
+    assert _check(overlay) == f"Error: {overlay} line 1: extends {name!r}: {RULE}"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        SECRET,
+        "version: '3'\nservices:\n  db: {password: hunter2}\n",  # a docker-compose.yml
+        "- toor\n- SECRETHASH\n",
+        "{toor: [unclosed\n",  # not YAML at all
+        "toor: 1\ntoor: 2\n",  # the same key twice: the message would name it
+    ],
+    ids=["colon-lines", "compose-file", "a-list", "not-yaml", "key-twice"],
+)
+def test_a_yaml_file_that_is_no_taxonomy_is_refused_unseen(tmp_path, content):
+    (tmp_path / "secret.yaml").write_text(content)
+    (tmp_path / "link.yml").symlink_to(tmp_path / "secret.yaml")
+    for name in ("secret.yaml", "link.yml"):
+        overlay = _extending(tmp_path, name)
+        assert _check(overlay) == (
+            f"Error: {overlay} line 1: extends {name!r}, and {tmp_path / name} is not a "
+            f"taxonomy: {RULE}; nothing of what it holds is shown (if it is your taxonomy, "
+            f"`tagger taxonomy check --taxonomy {tmp_path / name}` says what is wrong with it)"
+        )
+
+
+def test_a_taxonomy_or_overlay_with_any_yaml_extension_is_extended(tmp_path):
+    base = tmp_path / "Base.YML"
+    base.write_text(MINI_TAXONOMY.read_text())
+    middle = tmp_path / "middle.yaml"
+    middle.write_text("extends: Base.YML\nversion: mid\n")
+    result = run("taxonomy", "check", "--taxonomy", _extending(tmp_path, middle))
+    assert result.exit_code == 0, result.stderr
+    # a taxonomy's own faults are shown: it is one
+    base.write_text(MINI_TAXONOMY.read_text().replace("areas:", "areas:\n  - id: rl\n", 1))
+    result = run("taxonomy", "check", "--taxonomy", _extending(tmp_path, base))
+    assert result.exit_code == 1 and f"{base} line " in result.stderr

@@ -1,12 +1,18 @@
-"""Taxonomy loading: the shipped file is valid and complete; broken files say where and how."""
+"""Taxonomy loading: the shipped file is valid and complete; broken files say where and how; a
+file that is not UTF-8, nests too deep, expands YAML aliases without bound or holds phrases too
+long is one error line, said before it costs time or memory."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
 from tagger import TaxonomyError, load_taxonomy
 from tagger.taxonomy.loading import parse_taxonomy
 from tagger.taxonomy.schemes import schemes
+
+from ..conftest import AREA_YAML, error_line, run, write_taxonomy
 
 GOOD_AREA = """\
   - id: rl
@@ -100,6 +106,55 @@ def test_not_yaml_and_missing_file(tmp_path):
         load_taxonomy(tmp_path / "nope.yaml")
     with pytest.raises(TaxonomyError, match="is a directory"):
         load_taxonomy(tmp_path)
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    bomb = write_taxonomy(tmp_path, 'version: "1"\n' + "\n".join(levels) + "\nareas: []\n")
+    started = time.monotonic()
+    line = error_line(run("taxonomy", "check", "--taxonomy", bomb))
+    assert "YAML aliases expand this to more than 1,000,000 values" in line
+    assert time.monotonic() - started < 20  # 10^9 values would take minutes and gigabytes
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            'version: "1"\nareas:\n  - id: caf\xe9\n    name: X\n'.encode("latin-1"),
+            "invalid UTF-8 (byte 0xE9); save the file as UTF-8",
+        ),
+        ('version: "1"\nareas: []\n'.encode("utf-16"), "the file is UTF-16; save it as UTF-8"),
+        (
+            # 990 deep passes libyaml's own limit and used to overflow Python's stack
+            'version: "1"\nareas: []\nx: ' + "[" * 990 + "]" * 990 + "\n",
+            "the YAML nests more than 32 levels deep",
+        ),
+        (
+            'version: "1"\nareas:\n'
+            + "".join(
+                AREA_YAML.format(
+                    id=f"a{i}", name=f"A{i}", more=f"    parent: a{i - 1}\n" if i else ""
+                )
+                for i in range(1000)
+            ),
+            "area 'a16' lies more than 16 levels deep",
+        ),
+        (
+            'version: "1"\nareas:\n'
+            + AREA_YAML.format(
+                id="x", name="X", more="    aliases: [" + " ".join(["word"] * 3000) + "]\n"
+            ),
+            "has 3,000 words and 14,999 characters; a rule phrase may have up to 12 words",
+        ),
+    ],
+    ids=["latin-1", "utf-16", "nested-990", "chain-1000", "alias-3000-words"],
+)
+def test_a_taxonomy_unreadable_or_beyond_the_limits_is_one_error_line(tmp_path, content, message):
+    path = write_taxonomy(tmp_path, content)
+    assert message in error_line(run("taxonomy", "check", "--taxonomy", path))
+    assert message in run("taxonomy", "lint", "--taxonomy", path).stdout
 
 
 def test_shipped_taxonomy_is_a_deep_tree_covering_every_conference_area():

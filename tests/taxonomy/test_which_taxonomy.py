@@ -1,5 +1,6 @@
 """Which taxonomy file a command read, said shortly; and a taxonomy.yaml of the working
-directory that is not the one in use, warned of (issue 25, item 6)."""
+directory that is not the one in use, warned of (a user who edited it would otherwise believe
+their edits were read)."""
 
 from __future__ import annotations
 

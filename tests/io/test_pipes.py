@@ -1,7 +1,8 @@
 """Inputs that can be read only once: a pipe by its /dev/fd path (`tagger tag <(zcat
 papers.jsonl.gz)`), a FIFO made with mkfifo, stdin. Each is read to its end exactly once: its
 format is told from the bytes the reader then goes on from, and a progress bar does not count it
-beforehand (hostile-input pass, item 1: 60 papers in, 1 tagged, 0 reported, exit 0)."""
+beforehand (a second reading would find the pipe empty: of 60 papers, 1 would be tagged and the
+rest lost without a word)."""
 
 from __future__ import annotations
 
