@@ -322,3 +322,11 @@ def candidates(tagger, papers):
         propose_paper(reading, vote, tagger.taxonomy, tagger.config).candidates
         for reading, vote in zip(readings, votes, strict=True)
     ]
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -357,11 +357,13 @@ def remade_python_page(text: str, where: Path) -> tuple[str, list[list[str]]]:
             namespace: dict = {}
             printed: list[str] = []
             for statement in ast.parse(block.group(1)).body:
-                out = io.StringIO()
+                # a text stream with a binary buffer beneath, as sys.stdout has
+                out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n")
                 code = compile(ast.Module([statement], []), str(PYTHON_PAGE), "exec")
                 with contextlib.redirect_stdout(out):
                     exec(code, namespace)  # noqa: S102 - our own docs
-                said = out.getvalue().splitlines()
+                out.flush()
+                said = out.buffer.getvalue().decode("utf-8").splitlines()
                 printed += said
                 after = offset + statement.end_lineno  # the line after the statement
                 if said and lines[after].startswith("# ") and _prints(statement):

@@ -549,7 +549,10 @@ def test_one_and_two_workers_write_byte_identical_output(tmp_path):
     records = [json.loads(line) for line in outputs[0].splitlines()]
     assert len(records) == 38
     # the workers were started from the configuration: its settings reached them
-    assert {len(r["keyphrases"]) for r in records} == {3}
+    assert {tuple(sorted(r["provenance"]["settings"].items())) for r in records} == {
+        (("max_tags", 3), ("min_score", 0.4))
+    }
+    assert max(len(r["tags"]) for r in records) == 3
     # --min-score 0.4 reached them too: a tag under it is a paper's likeliest, listed alone
     for r in records:
         reach = [t for t in r["tags"] if t["score"] >= 0.4]

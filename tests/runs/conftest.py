@@ -43,14 +43,6 @@ def finish(process: subprocess.Popen, timeout: float) -> tuple[int, str]:
     return process.returncode, stderr.decode()
 
 
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie does not)."""
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def same_length_edit(path: Path, old: str, new: str) -> None:
     """Replace the one ``old`` in ``path`` with ``new``, of the same length: an edit in place
     that keeps every offset."""

@@ -27,8 +27,8 @@ from tagger.io.readers import iter_records, read_line_range
 from tagger.io.tagged import part_files, read_tagged
 from tagger.runs.cluster import plan, tag_on_cluster
 
-from ..conftest import EXAMPLES, MINI, MINI_TAXONOMY, ROOT, papers
-from .conftest import FOUR_ABSTRACTS, alive, finish, same_length_edit, start_tagger
+from ..conftest import EXAMPLES, MINI, MINI_TAXONOMY, ROOT, alive, papers
+from .conftest import FOUR_ABSTRACTS, finish, same_length_edit, start_tagger
 
 pytestmark = pytest.mark.cluster  # Dask clusters of processes, most tests here
 

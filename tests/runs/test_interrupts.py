@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..conftest import ABSTRACTS, EXAMPLES, MINI, ROOT, papers
-from .conftest import alive, finish, start_tagger
+from ..conftest import ABSTRACTS, EXAMPLES, MINI, ROOT, alive, papers
+from .conftest import finish, start_tagger
 
 
 def _children(pid):

@@ -45,7 +45,7 @@ def test_the_fast_mode_tags_with_its_neighbours_and_area_model():
         assert learned.model.where.name == "model-static" and learned.serving
         assert set(learned.neighbour_indexes) == {"corpus", "judged"}  # in its space: both are read
         assert learned.area_model is not None
-        assert tagger.keyphrases.model is AcceptanceModel.load(backend="static")
+        assert tagger.reader.keyphrases.model is AcceptanceModel.load(backend="static")
         [record] = tagger.tag_batch([Paper(id="p1", abstract=abstract)])
     assert record.provenance.embedding_model.endswith("(static)")
     assert record.provenance.model == learned.identity

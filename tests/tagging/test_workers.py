@@ -12,7 +12,7 @@ import pytest
 from tagger import Tagger
 from tagger.tagging.workers import Workers
 
-from ..conftest import MINI_TAXONOMY, HashEmbedder
+from ..conftest import MINI_TAXONOMY, HashEmbedder, alive
 
 
 def _ready() -> None:
@@ -51,14 +51,15 @@ def test_an_error_inside_a_tagger_stops_its_workers_and_leaves_the_hosts_childre
         deadline = time.monotonic() + 60
         while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        own = list(pool._processes.values())
-        assert len(own) == 2 and all(p.is_alive() for p in own)
+        own = [process.pid for process in pool._processes.values()]
+        assert len(own) == 2 and all(alive(pid) for pid in own)
         tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
         with pytest.raises(RuntimeError, match="inside the run"), tagger:
             tagger._workers = workers
             raise RuntimeError("an error inside the run")
-        assert not any(p.is_alive() for p in own)
-        assert host.is_alive()
+        # by /proc, not Process.is_alive, which says True of a child something else reaped
+        assert not any(alive(pid) for pid in own)
+        assert alive(host.pid)
     finally:
         host.terminate()
         host.join()
