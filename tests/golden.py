@@ -13,6 +13,8 @@ output rewrites them in one command, and breaks no other test that still holds.
   the numbers in them aside);
 - ``docs/reference/python.md``: the comment line after a statement that prints says its first
   printed line;
+- ``docs/reference/output.md``: its sample line, the multi-agent RL paper of the example output,
+  trimmed as the page says (:func:`sample_line`);
 - ``docs/report.png``, the tutorial's picture (docs/report_screenshot.py): remade, never checked,
   its pixels being the machine's Chromium's and fonts';
 - with ``--figures``, ``docs/evaluation.md`` (docs/make_eval.sh; minutes).
@@ -30,6 +32,7 @@ import argparse
 import ast
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -44,6 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PYTHON_PAGE = ROOT / "docs" / "reference" / "python.md"
+OUTPUT_PAGE = ROOT / "docs" / "reference" / "output.md"
+SAMPLE_AREA = "rl.multi_agent"  # the area of the paper output.md shows
 EXAMPLE = "examples/icml2025-abstracts.txt"
 EXAMPLE_OUTPUT = "examples/tagged/icml2025-abstracts.jsonl"
 
@@ -372,6 +377,31 @@ def remade_python_page(text: str, where: Path) -> tuple[str, list[list[str]]]:
     return "\n".join(lines), printed_by_block
 
 
+def sample_line(output: str) -> str:
+    """The output page's sample: the first line of ``output`` (tagged JSONL) tagged SAMPLE_AREA,
+    pretty-printed and trimmed as the page says: the abstract cut, the first two keyphrases with
+    their first two spans, that tag alone with its first two pieces of evidence and its first
+    neighbour, the first type with its first piece of evidence, and the vector's start."""
+    records = [json.loads(line) for line in output.splitlines()]
+    line = next(r for r in records if any(t["id"] == SAMPLE_AREA for t in r["tags"]))
+    abstract = line["paper"]["abstract"]
+    tag = next(t for t in line["tags"] if t["id"] == SAMPLE_AREA)
+    trimmed = line | {
+        "paper": line["paper"] | {"abstract": abstract[:100].rsplit(" ", 1)[0] + " ..."},
+        "keyphrases": [k | {"spans": k["spans"][:2]} for k in line["keyphrases"][:2]],
+        "tags": [tag | {"evidence": tag["evidence"][:2], "neighbours": tag["neighbours"][:1]}],
+        "facets": [f | {"evidence": f["evidence"][:1]} for f in line["facets"][:1]],
+        "vector": line["vector"][:40] + "...",
+    }
+    return json.dumps(trimmed, indent=2, ensure_ascii=False)
+
+
+def remade_output_page(text: str, output: str) -> str:
+    """The output page with its sample line (its first JSON block) remade from ``output``."""
+    block = re.search(r"```json\n(.*?)\n```", text, re.S)
+    return text[: block.start(1)] + sample_line(output) + text[block.end(1) :]
+
+
 def _prints(statement: ast.stmt) -> bool:
     return any(
         isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"
@@ -421,6 +451,8 @@ def make(where: Path, *, quiet: bool = False) -> Made:
         check=True,
     )
     outputs[EXAMPLE_OUTPUT] = tagged.stdout
+    source = str(OUTPUT_PAGE.relative_to(ROOT))
+    outputs[source] = remade_output_page(outputs[source], tagged.stdout)
     return Made(outputs, commands + examples, printed, untracked)
 
 
