@@ -1,11 +1,9 @@
-"""tagger review: the judgments store worked out by hand (drafts and judged lines, what it refuses,
-a failed write, a file of other papers, reopening), the order of papers, the server's refusals;
-and, in a real headless Chromium (Debian's package), ten papers judged by keyboard, a server
-killed mid-review that loses nothing, and a review resumed."""
+"""`tagger review` as a person uses it: the papers in the order to review them (least certain
+first), the command's errors, and, in a real headless Chromium (Debian's package), ten papers
+judged by keyboard, a server killed mid-review that loses nothing, and a review resumed."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
@@ -19,224 +17,17 @@ from click.testing import CliRunner
 
 from tagger.cli import main
 from tagger.corpus.judged import Judgment, judgments_of
-from tagger.corpus.judgments import TYPES, JudgmentStore
+from tagger.corpus.judgments import TYPES
 from tagger.corpus.review import Review, review_order, uncertainty
-from tagger.errors import InputError, TaggerError
 from tagger.io.readers import read_papers
 from tagger.io.tagged import read_tagged
-from tagger.taxonomy.loading import load_taxonomy
 
 from ..conftest import DATA, MINI_TAXONOMY, ROOT, tagged_record, write_tagged
+from .conftest import judged_line, judgments_in, review_records
 from .test_report import CHROMIUM_FLAGS
 from .test_report import chromium_path as chromium_path  # the fixture, shared
 
 SAMPLE = DATA / "suggest" / "iclr2024-sample.jsonl"  # 30 papers as `tagger tag` wrote them
-MINI = load_taxonomy(MINI_TAXONOMY)
-ABSTRACT = "Multi-agent reinforcement learning on graphs."
-
-
-def _records():
-    return [
-        tagged_record(
-            "p1",
-            [(["rl"], 0.9), (["graphs", "graphs.gnn"], 0.72)],
-            abstract=ABSTRACT,
-            title="One",
-            venue="ICLR",
-            year=2025,
-            facets=[["type", "type.theory"]],
-        ),
-        tagged_record("p2", [(["graphs"], 0.5)], abstract="Graphs.", source="lab/2025"),
-    ]
-
-
-def _store(tmp_path, records=None):
-    return JudgmentStore.open(tmp_path / "j.jsonl", records or _records(), MINI, source="mine")
-
-
-def _lines(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-# ---- the store ------------------------------------------------------------------------------
-
-
-def test_the_store_writes_drafts_and_judgments_in_the_judged_format(tmp_path):
-    store = _store(tmp_path)
-    path = store.path
-    # A paper begun: a draft, which eval and the fit skip; notes exactly as given.
-    view = store.save("p1", rejected=["graphs.gnn"], type=["theory"], notes=" hard <b>call</b>\n")
-    assert view == {
-        "areas": [],
-        "acceptable": [],
-        "rejected": ["graphs.gnn"],
-        "main": [],
-        "type": ["theory"],
-        "notes": " hard <b>call</b>\n",
-        "done": False,
-    }
-    paper = {"id": "p1", "source": "mine", "venue": "ICLR", "year": 2025, "title": "One"}
-    assert _lines(path) == [
-        {
-            **paper,
-            "abstract": ABSTRACT,
-            "draft": {
-                "areas": [],
-                "main": [],
-                "acceptable": [],
-                "type": ["theory"],
-                "rejected": ["graphs.gnn"],
-                "notes": " hard <b>call</b>\n",
-            },
-        }
-    ]
-    assert Judgment.of_paper(next(iter(read_papers(path)))) is None
-    # Done: the rejected tag left out, the main area the first accepted in the tagger's order.
-    store.save("p1", rejected=["graphs.gnn"], type=["theory"], notes="n", done=True)
-    # Done with an area added and one tag undecided: the tag is accepted, and is the main one.
-    view = store.save("p2", areas=["rl.multi-agent"], type=["method", "dataset"], done=True)
-    assert view["areas"] == ["rl.multi-agent", "graphs"] and view["main"] == ["graphs"]
-    lines = _lines(path)
-    assert [list(line) for line in lines] == [
-        ["id", "source", "venue", "year", "title", "abstract", "judged"]
-    ] * 2
-    assert [line["judged"] for line in lines] == [
-        {"areas": ["rl"], "main": ["rl"], "acceptable": [], "type": ["theory"], "notes": "n"},
-        {
-            "areas": ["rl.multi-agent", "graphs"],
-            "main": ["graphs"],
-            "acceptable": [],
-            "type": ["method", "dataset"],
-            "notes": "",
-        },
-    ]
-    assert lines[1]["source"] == "lab/2025"  # a paper's own source is kept
-    # What eval and the fit read.
-    read = judgments_of(read_papers(path), str(path))
-    assert read["p2"] == Judgment(
-        areas=("rl.multi-agent", "graphs"), main=("graphs",), types=("method", "dataset")
-    )
-    # Rewriting a paper rewrites its line in place; nothing but the file and its lock is left.
-    store.save("p1", areas=["rl", "graphs.gnn"], main=["graphs.gnn"], type=["theory"], done=True)
-    assert [line["id"] for line in _lines(path)] == ["p1", "p2"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".j.jsonl.lock", "j.jsonl"]
-    views = store.views()
-    store.close()
-    # Reopened: the same views, done papers done.
-    again = _store(tmp_path)
-    assert again.views() == views and again.done == {"p1", "p2"}
-    assert again.view("p1")["rejected"] == [] and again.view("p2")["rejected"] == []
-    again.close()
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"areas": ["nope"]}, "paper 'p1': area 'nope' is not in "),
-        (
-            {"areas": ["type.theory"]},
-            "paper 'p1': 'type.theory' is a contribution type: see 'type'",
-        ),
-        ({"areas": ["rl"], "rejected": ["rl"]}, "paper 'p1': area 'rl' is both in 'areas' and"),
-        ({"rejected": ["graphs"]}, "paper 'p1': only a tag can be rejected; 'graphs' is not one"),
-        ({"main": ["rl"]}, "paper 'p1': 'main' must be one or two of its areas. Got ['rl']"),
-        ({"type": ["novelty"]}, "paper 'p1': 'novelty' is no contribution type; they are method,"),
-        ({"areas": "rl"}, "paper 'p1': 'areas' must be a list of names. Got 'rl' instead."),
-        ({"notes": 3}, "paper 'p1': 'notes' must be text of up to 10,000 characters"),
-        (
-            {"rejected": ["rl", "graphs.gnn"], "type": ["theory"], "done": True},
-            "paper 'p1' cannot be done with no area: accept a tag, or add the area it is about",
-        ),
-        ({"done": True}, "paper 'p1' cannot be done with no contribution type: mark one of"),
-        ({"id": "p9"}, "paper 'p9' is not one of the papers under review"),
-    ],
-)
-def test_what_the_store_refuses(tmp_path, change, message):
-    store = _store(tmp_path)
-    with pytest.raises(TaggerError) as refused:
-        store.save(change.pop("id", "p1"), **change)
-    assert str(refused.value).startswith(message)
-    assert not store.path.exists() and store.views() == {}
-    store.close()
-
-
-def test_a_write_that_fails_changes_nothing(tmp_path, monkeypatch):
-    store = _store(tmp_path)
-    store.save("p1", type=["theory"])
-    before = store.path.read_bytes()
-
-    def full(*args):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", full)
-    with pytest.raises(OSError):
-        store.save("p1", type=["theory"], done=True)
-    assert store.path.read_bytes() == before and store.done == set()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".j.jsonl.lock", "j.jsonl"]
-    store.close()
-
-
-def _line(paper_id="p1", abstract=ABSTRACT, **judged):
-    judged = {"areas": ["rl"], "main": ["rl"], "type": ["theory"], **judged}
-    return json.dumps({"id": paper_id, "abstract": abstract, "judged": judged})
-
-
-@pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        (
-            [_line("x1"), _line(), _line("x2")],
-            "j.jsonl: 2 of its lines judge papers that mine does not hold (the first on line 1: "
-            "'x1'): it holds judgments of other papers; give --judgments a new file, or review "
-            "the tagged file they were judged from",
-        ),
-        (
-            [_line(abstract="Another version.")],
-            "j.jsonl line 1: paper 'p1': its abstract is not the one in mine: these are "
-            "judgments of another version of the paper; give --judgments a new file",
-        ),
-        (
-            [_line(), "", _line()],
-            "j.jsonl line 3: paper 'p1' comes again: `tagger review` writes one line a paper; "
-            "keep the one to go on with",
-        ),
-        (["[1, 2]"], "j.jsonl line 1: not a judged paper: a line is an object with an 'id'"),
-        (["{"], "j.jsonl line 1: not a line of JSON ("),
-        (
-            [_line(areas="rl")],
-            "j.jsonl line 1: paper 'p1': 'judged.areas': must be a list (judged/README.md",
-        ),
-        (
-            [_line(areas=["rl"], main=["graphs"])],
-            "j.jsonl line 1: paper 'p1': 'main' must be one or two of its areas. Got ['graphs']",
-        ),
-        (
-            [json.dumps({"id": "p1", "abstract": ABSTRACT})],
-            "j.jsonl line 1: neither 'judged' nor 'draft' holds a judgment (judged/README.md",
-        ),
-    ],
-)
-def test_a_judgments_file_that_is_not_this_reviews_is_refused(tmp_path, lines, message):
-    path = tmp_path / "j.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError) as refused:
-        _store(tmp_path)
-    assert str(refused.value).replace(str(tmp_path) + "/", "").startswith(message)
-    assert path.read_text() == "\n".join(lines) + "\n"
-    path.write_text("")
-    _store(tmp_path).close()  # the refusal let go of the file's lock
-
-
-def test_two_reviews_cannot_write_one_file(tmp_path):
-    first = _store(tmp_path)
-    with pytest.raises(TaggerError) as refused:
-        _store(tmp_path)
-    assert str(refused.value) == (
-        f"{tmp_path / 'j.jsonl'} is being written by another `tagger review` (it holds "
-        ".j.jsonl.lock): stop that one first, or choose another file"
-    )
-    first.close()
-    _store(tmp_path).close()
 
 
 def test_the_least_certain_papers_come_first():
@@ -259,52 +50,12 @@ def test_the_least_certain_papers_come_first():
         review_order(records, "x")
 
 
-# ---- the server -----------------------------------------------------------------------------
-
-
-def _request(server, method, path, body=None, headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    connection.request(method, path, body=body, headers=headers or {})
-    response = connection.getresponse()
-    answer = response.status, dict(response.getheaders()), response.read()
-    connection.close()
-    return answer
-
-
-def test_the_server_takes_changes_from_its_page_only(tmp_path):
-    tagged = write_tagged(tmp_path / "t.jsonl", _records())
-    review = Review.open(tagged, tmp_path / "j.jsonl", taxonomy=MINI_TAXONOMY)
-    with review.serve() as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        status, headers, page = _request(server, "GET", "/")
-        assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
-        assert "default-src 'none'" in headers["Content-Security-Policy"]
-        assert server.token in page.decode() and ABSTRACT in page.decode()
-        change = json.dumps({"id": "p1", "type": ["theory"], "done": True})
-        ours = {"X-Review-Token": server.token, "Content-Type": "application/json"}
-        # no token, or a name of this machine that is not the server's (DNS rebinding): refused
-        for headers in ({}, {**ours, "Host": f"evil.example:{server.port}"}):
-            status, _, body = _request(server, "POST", "/judgment", change, headers)
-            assert (status, json.loads(body)) == (403, {"error": "changes come from the page only"})
-        assert not (tmp_path / "j.jsonl").exists()
-        assert _request(server, "GET", "/favicon.ico")[0] == 404
-        status, _, body = _request(server, "POST", "/judgment", '{"id": "p1", "done": 1}', ours)
-        assert status == 400
-        assert json.loads(body) == {
-            "error": "not saved: paper 'p1': 'done' must be true or false. Got 1 instead."
-        }
-        status, _, body = _request(server, "POST", "/judgment", change, ours)
-        assert status == 200 and json.loads(body)["done"] == 1
-        assert json.loads(body)["saved"]["areas"] == ["rl", "graphs.gnn"]
-        assert _lines(tmp_path / "j.jsonl")[0]["judged"]["main"] == ["rl"]
-
-
 def test_review_command_errors(tmp_path):
     papers = tmp_path / "papers.jsonl"
     papers.write_text(json.dumps({"id": "a", "abstract": "Some words."}) + "\n")
-    tagged = write_tagged(tmp_path / "t.jsonl", _records())
+    tagged = write_tagged(tmp_path / "t.jsonl", review_records())
     other = tmp_path / "other.jsonl"
-    other.write_text(_line("zz") + "\n")
+    other.write_text(judged_line("zz") + "\n")
     runner = CliRunner()
 
     def run(*args):
@@ -420,7 +171,7 @@ def test_judging_ten_papers_by_keyboard(tmp_path, chromium_path):
         assert {url.split("/")[3] for url in requests} == {"", "judgment"}
         assert all(url.startswith(server.url) for url in requests)
         browser.close()
-    lines = _lines(path)
+    lines = judgments_in(path)
     assert len(lines) == 10 and all(
         list(line) == ["id", "source", "venue", "year", "title", "abstract", "judged"]
         for line in lines
@@ -479,7 +230,7 @@ def test_a_killed_server_loses_nothing_and_the_review_resumes(tmp_path, chromium
         sync_api.expect(page.locator("#status")).to_have_attribute("data-state", "saved")
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-        lines = _lines(path)
+        lines = judgments_in(path)
         assert [line["id"] for line in lines] == [r.paper.id for r in records[:4]]
         assert ["judged" in line for line in lines] == [True, True, True, False]
         draft = lines[3]["draft"]
