@@ -106,12 +106,14 @@ def child(system: str, source: str, output: str) -> None:
 
         pool.map(_yake, warm * cores, chunksize=1)
     elif system == "keyphrases":
-        from tagger import Tagger
+        from tagger import TaggerConfig
         from tagger.language.text import analyse, paper_text
+        from tagger.tagging.reading import Reader
+        from tagger.taxonomy.loading import load_taxonomy
 
-        tagger = Tagger.from_taxonomy()
+        reader = Reader(load_taxonomy(), TaggerConfig())
         papers = [(r.get("title"), r["abstract"]) for r in rows]
-        size = tagger.config.batch_size
+        size = reader.config.batch_size
 
         def run(docs):
             out = []
@@ -121,11 +123,11 @@ def child(system: str, source: str, output: str) -> None:
                 paper_texts = [paper_text(t, a) for t, a in batch]
                 analyses = [
                     analyse(doc, t, a)
-                    for doc, (t, a) in zip(tagger.nlp.pipe(paper_texts), batch, strict=True)
+                    for doc, (t, a) in zip(reader.nlp.pipe(paper_texts), batch, strict=True)
                 ]
                 out += [
                     [k.text for k in phrases]
-                    for phrases in tagger.keyphrases.extract(paper_texts, analyses)
+                    for phrases in reader.keyphrases.extract(paper_texts, analyses)
                 ]
             return out
 

@@ -51,15 +51,15 @@ def one_run(backend: str) -> list[float]:
     lap()
     tagger = Tagger.from_taxonomy(None, TaggerConfig(embedding_backend=backend))
     lap()
-    _ = tagger.nlp
+    _ = tagger.reader.nlp
     lap()
     tagger.embedder.embed([])
     lap()
-    _ = tagger.keyphrases
+    _ = tagger.reader.keyphrases
     lap()
-    _ = tagger.rules
+    _ = tagger.reader.rules
     lap()
-    _ = tagger.area_vectors
+    _ = tagger.reader.area_vectors
     lap()
     for part in ("weigher", "neighbour_indexes", "area_model"):
         getattr(tagger.learned, part)

@@ -28,12 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import unique_abstracts  # noqa: E402
 
 STAGES = {  # stage -> (module, owner, attribute) wrapped to time it
-    "spaCy": ("tagger.tagging.pipeline", "Tagger", "_analyse"),
-    "text analysis": ("tagger.tagging.pipeline", None, "analyse"),
+    "spaCy": ("tagger.tagging.reading", "Reader", "analyse"),
+    "text analysis": ("tagger.tagging.reading", None, "analyse"),
     "document embedding": ("tagger.language.keyphrases", "KeyphraseExtractor", "embed_papers"),
-    "phrase embedding": ("tagger.language.embedders", "CachedEmbedder", "embed"),
+    "phrase embedding": ("tagger.language.embedding_cache", "CachedEmbedder", "embed"),
     "keyphrases": ("tagger.language.keyphrases", "KeyphraseExtractor", "extract"),
-    "tags": ("tagger.tagging.pipeline", "Reading", "tags"),
+    "rules": ("tagger.taxonomy.rules", "RuleSet", "match"),
+    "tags": ("tagger.tagging.pipeline", None, "tagged_papers"),
 }
 
 

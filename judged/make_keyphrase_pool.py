@@ -77,7 +77,7 @@ def main() -> int:
                     if part[0].pos_ in ("PUNCT", "CCONJ", "ADP"):
                         continue
                     add(field[part[0].idx : part[-1].idx + len(part[-1].text)])
-        analysis = analyse(tagger.nlp(text), paper.title, paper.abstract)
+        analysis = analyse(tagger.reader.nlp(text), paper.title, paper.abstract)
         for candidate in candidates(analysis, max_words=tagger.config.max_words).values():
             add(surface(candidate, analysis))
         for phrase in [k.text for k in result.keyphrases[:10]] + kb + yk:
