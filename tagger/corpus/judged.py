@@ -160,6 +160,7 @@ class JudgedReport:
     found_lenient: int = 0  # listed, an ancestor accepted
     first_is_main: int = 0
     first_is_specific: int = 0  # the first tag is a judged area: right, and as specific as fits
+    root_first: int = 0  # the first tag is a root, and a judged area lies below it
     untagged: int = 0
     bins: list[list[float]] = field(default_factory=list)  # per bin: [n, score sum, right]
     by_source: dict[str, Counter] = field(default_factory=dict)
@@ -215,6 +216,7 @@ class JudgedReport:
             "tags_per_paper": round(self.share(self.tags), 3),
             "first_tag_is_specific": round(self.share(self.first_is_specific), 4),
             "first_tag_is_main": round(self.share(self.first_is_main), 4),
+            "root_first_child_judged": round(self.share(self.root_first), 4),
             "untagged": self.untagged,
             "calibration": [{k: round(v, 4) for k, v in row.items()} for row in self.calibration()],
             "largest_calibration_gap": round(self.largest_gap(), 4),
@@ -361,6 +363,9 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
     first_main = bool(record.tags) and record.tags[0].id in judgment.main
     report.first_is_main += first_main
     report.first_is_specific += bool(record.tags) and record.tags[0].id in judgment.areas
+    report.root_first += bool(record.tags) and _root_over_judged(
+        record.tags[0].id, judgment, taxonomy
+    )
     for tag, verdict in zip(record.tags, said, strict=True):
         if verdict != "neutral":
             add_to_bin(report.bins, tag.score, verdict == "right")
@@ -375,6 +380,15 @@ def _count(report: JudgedReport, record: TaggedPaper, judgment: Judgment, taxono
             **Counter(said),
         }
     )
+
+
+def _root_over_judged(area: str, judgment: Judgment, taxonomy: Taxonomy) -> bool:
+    """Whether ``area`` is a root (``llm``, ``cv``) and an area the judge named lies below it:
+    the broad area listed where a reader named the specific one."""
+    if taxonomy.by_id[area].parent is not None:
+        return False
+    below = taxonomy.descendants(area) - {area}
+    return any(judged in below for judged in judgment.areas)
 
 
 def render_judged(report: JudgedReport) -> str:
@@ -411,7 +425,8 @@ def _render_tags(report: JudgedReport) -> str:
         f"({r.share(r.first_is_main):.3f}) | {r.largest_gap():.3f} |",
         "",
         f"Tags: {r.counts['right']} right, {r.counts['neutral']} neutral, {r.counts['wrong']} "
-        f"wrong; {r.untagged} papers untagged.",
+        f"wrong; {r.untagged} papers untagged. The first tag is a root where the judge named "
+        f"an area below it: {r.root_first} of {r.papers} papers ({r.share(r.root_first):.3f}).",
         "",
         "Calibration (right and wrong tags by score):",
         "",

@@ -23,6 +23,7 @@ KEYS = (
     "tags_per_paper",
     "first_tag_is_specific",
     "first_tag_is_main",
+    "root_first_child_judged",
     "largest_calibration_gap",
 )
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tagger import InputError, Paper, Tagger, TaggerConfig
 from tagger.cli import main
-from tagger.corpus.judged import Judgment, evaluate_judged, verdicts
+from tagger.corpus.judged import Judgment, evaluate_judged, render_judged, verdicts
 from tagger.tagging.model import FittedModel
 from tagger.taxonomy.loading import load_taxonomy, parse_taxonomy
 
@@ -80,10 +80,32 @@ def test_figures_by_hand():
     assert report.papers_with_wrong == 1
     assert (report.areas, report.found, report.found_lenient) == (4, 1, 2)
     assert (report.first_is_specific, report.first_is_main) == (1, 1)
+    assert report.root_first == 1  # b: the root graphs first, where the judge named graphs.gnn
     rows = {round(r["from"], 1): (r["tags"], r["precision"]) for r in report.calibration()}
     assert rows == {0.7: (1, 0.0), 0.8: (1, 1.0), 0.9: (1, 1.0)}
     assert report.largest_gap() == 0.0  # no bin reaches 10 tags
     assert report.largest_gap(min_tags=1) == pytest.approx(0.75)
+
+
+def test_a_root_first_counts_only_where_the_judge_named_an_area_below_it():
+    taxonomy = load_taxonomy(MINI_TAXONOMY)
+    records = [
+        _judged("a", [(["rl"], 0.9)], areas=["rl"], main=["rl"]),  # the root is what was named
+        _judged("b", [(["rl"], 0.9)], areas=["rl.multi-agent"], main=["rl.multi-agent"]),
+        _judged("c", [(["rl"], 0.9)], areas=["graphs.gnn"], main=["graphs.gnn"]),  # wrong root
+        _judged(
+            "d",
+            [(["rl", "rl.multi-agent"], 0.9), (["rl"], 0.8)],
+            areas=["rl.multi-agent"],
+            main=["rl.multi-agent"],
+        ),  # the child first, its root after it
+    ]
+    report = evaluate_judged(records, taxonomy)
+    assert report.root_first == 1
+    assert report.as_dict()["root_first_child_judged"] == 0.25
+    assert "a root where the judge named an area below it: 1 of 4 papers (0.250)" in (
+        render_judged(report).replace("\n", " ")
+    )
 
 
 def test_contribution_types_by_hand():
