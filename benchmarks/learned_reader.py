@@ -30,7 +30,6 @@ Every figure is held out by source group; the sealed split (judged/sealed.jsonl)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -54,60 +53,37 @@ class Judged:
 
 def read_judged(path: Path) -> list[Judged]:
     from tagger.corpus.judged import Judgment
+    from tagger.fitting.papers import group_of
+    from tagger.io.readers import read_papers
     from tagger.language.text import paper_text
-    from tagger.records import Paper
 
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        paper = Paper.model_validate(row)
-        found.append(
-            Judged(
-                Judgment.of_paper(paper),
-                row["source"].removesuffix("/untitled"),
-                paper_text(paper.title, paper.abstract),
-            )
-        )
-    return found
+    return [
+        Judged(Judgment.of_paper(paper), group_of(paper), paper_text(paper.title, paper.abstract))
+        for paper in read_papers(path)
+    ]
 
 
 def layer_inputs(texts: list[str], first: int) -> tuple[list[np.ndarray], np.ndarray]:
     """For each text, the shipped int8 model's input to layer ``first`` (tokens x 384, float32)
     and its frozen vector (the unit mean of the last hidden state, as tagging makes it)."""
-    import onnx
-    import onnxruntime
-    from tokenizers import Tokenizer
-
     from tagger.language import vectors
-    from tagger.language.embedders import OnnxEmbedder
+    from tagger.language.embedders import OnnxEmbedder, _load_onnx
     from tagger.language.model_files import model_dir
-    from tagger.language.onnx_export import FILES, TOKENIZER
 
-    where = model_dir("onnx-int8")
-    model = onnx.load(str(where / FILES["int8"]))
-    name = (  # the output of the layer below, or of the embeddings
+    below = (  # the output of the layer below, or of the embeddings
         f"/model/encoder/layer.{first - 1}/output/LayerNorm/LayerNormalization_output_0"
         if first > 0
         else "/model/embeddings/LayerNorm/LayerNormalization_output_0"
     )
-    model.graph.output.append(
-        onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+    tokenizer, session = _load_onnx(
+        model_dir("onnx-int8"), True, 1, OnnxEmbedder.max_seq_length, outputs=(below,)
     )
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    tokenizer = Tokenizer.from_file(str(where / TOKENIZER))
-    tokenizer.enable_truncation(OnnxEmbedder.max_seq_length)
-    tokenizer.no_padding()
     inputs, frozen = [], []
     for text in texts:
         ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
-        out = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
-        inputs.append(out[1][0])
-        frozen.append(vectors.unit_rows(vectors.pooled(out[0]))[0])
+        last, layer = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        inputs.append(layer[0])
+        frozen.append(vectors.unit_rows(vectors.pooled(last))[0])
     return inputs, np.stack(frozen).astype(np.float64)
 
 

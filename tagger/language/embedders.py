@@ -249,7 +249,12 @@ def _load_sentence_transformer(max_seq_length: int):
     return model
 
 
-def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
+def _load_onnx(
+    where: Path, quantised: bool, threads: int, max_seq_length: int, outputs: Sequence[str] = ()
+):
+    """The tokenizer and the ONNX Runtime session of the model in ``where``; ``outputs``: names
+    of the graph's inner tensors (a layer's output) the session returns too, after the last
+    hidden state (the graph is edited in memory; needs the ``onnx`` package)."""
     try:
         import onnxruntime
         from tokenizers import Tokenizer
@@ -272,10 +277,18 @@ def _load_onnx(where: Path, quantised: bool, threads: int, max_seq_length: int):
     # Basic optimisations only: the extended ones fuse operators into kernels (attention, GELU)
     # whose arithmetic is not the graph's, and the written-out Softmax back into one.
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    source: str | bytes = str(model)
+    if outputs:
+        import onnx
+
+        graph = onnx.load(source)
+        for name in outputs:
+            graph.graph.output.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+            )
+        source = graph.SerializeToString()
     try:
-        session = onnxruntime.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
-        )
+        session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own untyped errors
         raise ModelError(f"cannot load the ONNX model {model}: {exc}") from None
     return tokenizer, session
