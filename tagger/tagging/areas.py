@@ -5,11 +5,13 @@ a model learns from every judged paper at once what each area's papers look like
 of the taxonomy with enough judged papers in it (the area or one below it), and each contribution
 type, two logistic models give the probability that a reader would place the paper there: one
 over the paper's embedding (its unit vector), one over its words and pairs of words (tf-idf,
-:func:`terms`); the area's probability is their mean (tagger.fitting.areas fits them, one area
-against the rest). It is one more thing the weigher reads of a candidate, and an area it finds
-likely is a candidate even where no rule fired and no neighbour voted; a tag it supports names
-the judged papers nearest the paper that readers placed in the area, so the evidence can be
-checked.
+:func:`terms`); the area's probability is the sigmoid of their mean logit (tagger.fitting.areas
+fits them, one area against the rest; measured held out, the mean logit ranks areas better than
+the mean probability on every fold: docs/learned-reader.md). A model fitted before 0.9.0 says
+nothing of how it combines its blocks, and is read as it was fitted: the mean probability.
+It is one more thing the weigher reads of a candidate, and an area it finds likely is a
+candidate even where no rule fired and no neighbour voted; a tag it supports names the judged
+papers nearest the paper that readers placed in the area, so the evidence can be checked.
 
 Scores are computed from what a tagged line stores (the int8 vector, language.vectors; the title
 and abstract), in integers: the weights are kept as int16 with a scale per area, a paper's tf-idf
@@ -44,6 +46,11 @@ AREA_MODEL_FEATURES = (
     "learned_child",  # ... the highest it gives an area just below this one (0 for a leaf)
 )
 SHOWN = 3  # judged papers named by a tag the model supports
+COMBINE = "logit"  # how a model fitted now combines its blocks (its about["combine"])
+COMBINATIONS = (
+    "logit",
+    "probability",
+)  # ... the mean logit, or (before 0.9.0) the mean probability
 
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's token_pattern
@@ -95,7 +102,8 @@ class TextBlock:
 class AreaModel:
     """Logistic models over unit paper vectors, one per area: ``sigmoid(bias + scale *
     (codes . weights) / |codes|)`` with ``weights`` as int16 rows; and, with a ``text`` block,
-    the mean of that probability and the text block's."""
+    the sigmoid of the two blocks' mean logit (or, for a model whose ``about["combine"]`` is
+    "probability" or unsaid, the mean of their probabilities)."""
 
     areas: tuple[str, ...]
     weights: np.ndarray  # int16, one row an area
@@ -185,6 +193,12 @@ class AreaModel:
             if texts is None:
                 raise ValueError("this area model reads the papers' texts too")
             blocks.append(self.text.logits(texts))
+        if self.combine == "logit":
+            mean = sum(blocks[1:], blocks[0]) / len(blocks)
+            return [
+                {area: _sigmoid(mean[row, k]) for k, area in enumerate(self.areas)}
+                for row in range(len(codes))
+            ]
         return [
             {
                 area: math.fsum(_sigmoid(block[row, k]) for block in blocks) / len(blocks)
@@ -192,6 +206,12 @@ class AreaModel:
             }
             for row in range(len(codes))
         ]
+
+    @property
+    def combine(self) -> str:
+        """How the blocks are combined: "logit" (their mean logit) or "probability" (the mean
+        of their probabilities, as every model fitted before 0.9.0 was)."""
+        return str(self.about.get("combine", "probability"))
 
 
 def _sigmoid(value: float) -> float:
@@ -231,6 +251,10 @@ def _parse(data: bytes) -> AreaModel:
         raise ValueError(str(exc)) from None
     if model.weights.shape[0] != len(model.areas):
         raise ValueError("its rows and areas differ")
+    if model.combine not in COMBINATIONS:
+        raise ValueError(
+            f"it combines its blocks by {model.combine!r}, which this version does not know"
+        )
     return model
 
 
