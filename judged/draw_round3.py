@@ -44,11 +44,27 @@ def _key(abstract: str) -> str:
 def main(argv: list[str]) -> int:
     data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
     judged = [json.loads(line) for line in (ROOT / "judged" / "judged.jsonl").open()]
-    taken_ids = {r["id"] for r in judged}
-    taken = {_key(r["abstract"]) for r in judged}
-    rng = random.Random(SEED)
+    for record in draw(data, judged, SEED, DRAW, UNTITLED, SECOND_READER):
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return 0
+
+
+def draw(
+    data: Path,
+    taken_records: list[dict],
+    seed: int,
+    counts: dict[str, int],
+    untitled_count: int,
+    second_count: int,
+) -> list[dict]:
+    """The papers of a round: ``counts`` of each file of ``data`` (none of ``taken_records``,
+    no abstract twice), ``untitled_count`` of them with the title removed, SEALED_SHARE of each
+    kind sealed, ``second_count`` of the others for a second reader, in batches of BATCH."""
+    taken_ids = {r["id"] for r in taken_records}
+    taken = {_key(r["abstract"]) for r in taken_records}
+    rng = random.Random(seed)
     drawn: list[dict] = []
-    for name, count in DRAW.items():
+    for name, count in counts.items():
         records = [json.loads(line) for line in (data / f"{name}.jsonl").open(encoding="utf-8")]
         rng.shuffle(records)
         chosen = 0
@@ -74,7 +90,7 @@ def main(argv: list[str]) -> int:
             )
         if chosen < count:
             raise SystemExit(f"{name}: only {chosen} papers to draw from")
-    untitled = set(rng.sample(range(len(drawn)), UNTITLED))
+    untitled = set(rng.sample(range(len(drawn)), untitled_count))
     for i, record in enumerate(drawn):
         if i in untitled:
             record["title"] = None
@@ -85,7 +101,7 @@ def main(argv: list[str]) -> int:
         ids = [r["id"] for r in drawn if (r["title"] is None) is kind]
         sealed.update(rng.sample(ids, round(len(ids) * SEALED_SHARE)))
     open_ids = [r["id"] for r in drawn if r["id"] not in sealed]
-    second = set(rng.sample(open_ids, SECOND_READER))
+    second = set(rng.sample(open_ids, second_count))
     order = list(range(len(drawn)))
     rng.shuffle(order)  # batches mix sources, titled and untitled, sealed and not
     for position, i in enumerate(order):
@@ -93,9 +109,7 @@ def main(argv: list[str]) -> int:
         record["sealed"] = record["id"] in sealed
         record["second"] = record["id"] in second
         record["batch"] = position // BATCH + 1
-    for i in order:
-        sys.stdout.write(json.dumps(drawn[i], ensure_ascii=False) + "\n")
-    return 0
+    return [drawn[i] for i in order]
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Write what the readers of the third round are given, into DIR (outside the repository):
+"""Write what the readers of the third round (or of a later one, drawn to DRAW) are given, into
+DIR (outside the repository):
 
-    python judged/round3/make_batches.py DIR
+    python judged/round3/make_batches.py DIR [DRAW]     # DRAW: judged/round4/draw.jsonl
 
 - ``DIR/RULES.md``: judged/JUDGING.md, the rules;
 - ``DIR/tree.md``: the taxonomy's topic areas (no contribution types, no aliases or rules), one a
@@ -92,7 +93,8 @@ def main(argv: list[str]) -> int:
     shutil.copy(ROOT / "judged" / "JUDGING.md", out / "RULES.md")
     (out / "tree.md").write_text(tree(), encoding="utf-8")
     (out / "check.py").write_text(CHECK, encoding="utf-8")
-    draw = [json.loads(line) for line in (HERE / "draw.jsonl").open(encoding="utf-8")]
+    drawn = Path(argv[2]) if len(argv) > 2 else HERE / "draw.jsonl"
+    draw = [json.loads(line) for line in drawn.open(encoding="utf-8")]
     batches: dict[str, list[dict]] = {}
     for record in draw:
         paper = {k: record[k] for k in ("id", "title", "abstract")}
