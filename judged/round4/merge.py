@@ -1,0 +1,70 @@
+"""Merge the fourth round's judgments into the judged set, as the readers wrote them.
+
+    python judged/round4/merge.py
+
+Reads draw.jsonl (the papers, drawn before any judging: judged/draw_round4.py) and
+readers/NN.jsonl (each reader's file, checked for form by the checker the readers ran); appends
+
+- to ``judged/judged.jsonl``: the 850 papers of this round that are not sealed;
+- to ``judged/sealed.jsonl``: the 150 sealed papers (never fitted on or tuned against);
+- to ``judged/second-reader.jsonl``: the 200 papers a second reader judged, with that reader's
+  judgment (judged/agreement.py).
+
+The lines already there are kept as they are; a paper already in a file is an error (the round is
+merged once). Each paper line: {"id", "source", "venue", "year", "title", "abstract", "judged"};
+the judgment is copied unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+JUDGED = HERE.parent
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def main() -> int:
+    draw = read(HERE / "draw.jsonl")
+    first, second = {}, {}
+    for path in sorted((HERE / "readers").glob("*.jsonl")):
+        into = second if path.stem.startswith("second-") else first
+        for record in read(path):
+            if record["id"] in into:
+                raise SystemExit(f"{path.name}: {record['id']} judged twice")
+            into[record["id"]] = record["judged"]
+    missing = [r["id"] for r in draw if r["id"] not in first]
+    if missing:
+        raise SystemExit(f"{len(missing)} drawn papers not judged: {missing[:5]}")
+    wanted = [r["id"] for r in draw if r["second"]]
+    if sorted(wanted) != sorted(second):
+        raise SystemExit("the second reader's papers are not the ones drawn for one")
+
+    def line(record: dict, judgment: dict) -> str:
+        keys = ("id", "source", "venue", "year", "title", "abstract")
+        paper = {key: record[key] for key in keys} | {"judged": judgment}
+        return json.dumps(paper, ensure_ascii=False) + "\n"
+
+    parts = {
+        "judged.jsonl": [line(r, first[r["id"]]) for r in draw if not r["sealed"]],
+        "sealed.jsonl": [line(r, first[r["id"]]) for r in draw if r["sealed"]],
+        "second-reader.jsonl": [line(r, second[r["id"]]) for r in draw if r["second"]],
+    }
+    ours = {r["id"] for r in draw}
+    for name in parts:
+        there = {record["id"] for record in read(JUDGED / name)}
+        if there & ours:
+            raise SystemExit(f"{name} already holds {len(there & ours)} papers of this round")
+    for name, lines in parts.items():
+        with (JUDGED / name).open("a", encoding="utf-8") as out:
+            out.writelines(lines)
+        print(f"{name}: {len(lines)} papers added")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
