@@ -7,9 +7,11 @@ taxonomy and for a user's alike.
 2. Before: the judged papers as the model in use for the taxonomy now tags them (the packaged
    model for the packaged taxonomy and overlays of it, its first stage alone for any other).
 3. Measure: each fold of groups held out in turn from every step (folds), its papers tagged by
-   what the others made; the figures at every ``--min-score`` (report).
-4. Fit every part on every judged paper (folds.fit_stages) and write the model directory
-   (modeldir), its record holding the held-out figures.
+   what the others made, its scores calibrated by the other folds' verdicts (calibration);
+   the figures at every ``--min-score`` (report).
+4. Fit every part on every judged paper (folds.fit_stages), calibrate its scores by every
+   fold's held-out verdicts, and write the model directory (modeldir), its record holding the
+   held-out figures.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
 from . import folds as cv
 from . import report as figures
+from .calibration import calibrate
 from .modeldir import save_model
 from .papers import IndexPaper, JudgedPaper, read_index_papers, read_judged
 
@@ -232,6 +235,8 @@ def fit_model(
         return result
     log("fitting on every judged paper ...")
     fitted = cv.fit_stages(judged, index_papers, loaded, settings, config, about)
+    if settings.calibrate:
+        fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done, judged, loaded))
     fitted_on = {
         "judged": [Path(p).name for p in judged_paths],
         "sha256": [sha256(p) for p in judged_paths],

@@ -1,7 +1,7 @@
 """Measuring a fit on papers it never saw: the judged papers split into folds by group (a venue
 and year, or a paper list: papers.group_of), each fold held out in turn from every step of the
 fit (the first stage, the indexes, the area model, the second stage), its papers tagged by what
-the others made.
+the others made, their scores calibrated by the other folds' verdicts (fitting.calibration).
 """
 
 from __future__ import annotations
@@ -10,12 +10,15 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ..config import AREA_C, AREA_TEXT_C, FOLDS, WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..records import TaggedPaper
 from ..tagging.neighbours import NeighbourIndex
 from ..tagging.proposing import Proposal
 from ..taxonomy.model import Taxonomy
 from . import areas as area_fit
+from . import calibration
 from .papers import IndexPaper, JudgedPaper
 from .weighing import (
     FIRST_NAMES,
@@ -65,6 +68,7 @@ class Settings:
     text_c: float | None = AREA_TEXT_C  # None: no text block
     learned: bool = True  # fit an area model
     learner: str = WEIGHER_LEARNER  # the second stage's right and main models: or "trees"
+    calibrate: bool = True  # map the weigher's scores on held-out verdicts (fitting.calibration)
 
 
 def indexes_of(
@@ -145,7 +149,30 @@ def cross_validate(
         indexes = indexes_of(fitted.index, fitted.judged_index, config)
         found = second_stage(probe, indexes, chances, taxonomy, config)
         done.append(Fold(groups, test, found, fitted))
+    if settings.calibrate:
+        maps = calibration.cross_fitted(held_out_pairs(done, judged, taxonomy))
+        for fold, points in zip(done, maps, strict=True):
+            fold.fitted.weigher = calibration.calibrate(fold.fitted.weigher, points)
     return done
+
+
+def held_out_pairs(
+    folds: Sequence[Fold], judged: Sequence[JudgedPaper], taxonomy: Taxonomy
+) -> list[np.ndarray]:
+    """Each fold's (score, right) pairs: its papers' candidates scored by its own weigher
+    (uncalibrated), and whether their readers found them right (fitting.calibration)."""
+    return [
+        calibration.pairs_of(
+            [judged[i] for i in fold.test], fold.proposals, fold.fitted.weigher, taxonomy
+        )
+        for fold in folds
+    ]
+
+
+def calibration_map(folds: Sequence[Fold], judged: Sequence[JudgedPaper], taxonomy: Taxonomy):
+    """The map the model fitted on every judged paper is calibrated by: every fold's pairs."""
+    pairs = held_out_pairs(folds, judged, taxonomy)
+    return calibration.fit_map(np.concatenate([*pairs, np.empty((0, 2))]))
 
 
 def held_out(

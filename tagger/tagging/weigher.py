@@ -15,6 +15,7 @@ says how).
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -92,11 +93,14 @@ class Model:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str] | None = None) -> Model:
         """A model as :meth:`as_dict` writes it: the features it reads, in its order (a model of
-        trees, written with ``"kind": "trees"``, is read as language.trees.Trees)."""
+        trees, written with ``"kind": "trees"``, is read as language.trees.Trees; a calibrated
+        one, ``"kind": "calibrated"``, as :class:`Calibrated`)."""
         if raw.get("kind") == "trees":
             from ..language.trees import Trees
 
             return Trees.from_dict(raw, raw["names"])  # type: ignore[return-value]
+        if raw.get("kind") == "calibrated":
+            return Calibrated.from_dict(raw)  # type: ignore[return-value]
         names = [name for name in raw if name != "(bias)"] if names is None else names
         return cls(
             names=tuple(names),
@@ -105,6 +109,51 @@ class Model:
             means=tuple(float(raw[f]["mean"]) for f in names),
             scales=tuple(float(raw[f]["scale"]) or 1.0 for f in names),
         )
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A model's probability mapped through a non-decreasing piecewise-linear function (points
+    ``xs`` -> ``ys``, flat beyond the ends), fitted on held-out scores and what readers said of
+    them (tagger.fitting.calibration), so that a score of 0.8 is right about 8 times in 10."""
+
+    model: Any  # Model or language.trees.Trees
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.model.names)
+
+    def __call__(self, features: Mapping[str, float]) -> float:
+        return calibrated(self.model(features), self.xs, self.ys)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "calibrated",
+            "model": _written(self.model),
+            "x": list(self.xs),
+            "y": list(self.ys),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Calibrated:
+        xs, ys = tuple(map(float, raw["x"])), tuple(map(float, raw["y"]))
+        if not xs or len(xs) != len(ys) or list(xs) != sorted(xs) or list(ys) != sorted(ys):
+            raise ValueError("a calibration's points must be as many, and in order")
+        return cls(Model.from_dict(raw["model"]), xs, ys)
+
+
+def calibrated(score: float, xs: Sequence[float], ys: Sequence[float]) -> float:
+    """``score`` through the piecewise-linear function of points ``xs`` -> ``ys`` (xs
+    increasing), flat beyond its ends."""
+    if score <= xs[0]:
+        return ys[0]
+    if score >= xs[-1]:
+        return ys[-1]
+    k = bisect.bisect_right(xs, score)
+    x0, x1, y0, y1 = xs[k - 1], xs[k], ys[k - 1], ys[k]
+    return y0 + (y1 - y0) * (score - x0) / (x1 - x0) if x1 > x0 else y1
 
 
 @dataclass(frozen=True)
@@ -146,7 +195,9 @@ class Weigher:
 
 
 def _written(model: Any) -> dict[str, Any]:
-    return model.as_weigher_model() if hasattr(model, "as_weigher_model") else model.as_dict()
+    if hasattr(model, "as_weigher_model"):  # trees
+        return model.as_weigher_model()
+    return model.as_dict()
 
 
 def _parse(data: bytes) -> Weigher:
@@ -175,6 +226,8 @@ def _migrated(raw: Mapping[str, Any]) -> dict[str, Any]:
     if raw.get("kind") == "trees":
         names = [_renamed(name) for name in raw["names"]]
         return dict(raw) | {"names": names}
+    if raw.get("kind") == "calibrated":
+        return dict(raw) | {"model": _migrated(raw["model"])}
     return {_renamed(name): value for name, value in raw.items()}
 
 

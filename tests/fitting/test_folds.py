@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from tagger.config import TaggerConfig
@@ -68,6 +69,14 @@ def test_a_held_out_group_reaches_no_part_of_its_fit(monkeypatch):
     monkeypatch.setattr(folds, "second_stage", spy("second stage", result=[]))
     monkeypatch.setattr(folds.area_fit, "fit_blocks", spy("area model", result=None))
     monkeypatch.setattr(folds, "index_of", lambda *a, **k: SimpleNamespace(step="index"))
+    calibrated: list[set[str]] = []
+
+    def pairs(items, proposals, weigher, taxonomy):  # calibration reads a fold's own papers
+        assert weigher.step == "weigher"
+        calibrated.append({item.paper.id for item in items})
+        return np.empty((0, 2))
+
+    monkeypatch.setattr(folds.calibration, "pairs_of", pairs)
     done = folds.cross_validate(
         papers,
         [object()],
@@ -95,6 +104,9 @@ def test_a_held_out_group_reaches_no_part_of_its_fit(monkeypatch):
         assert all(ids == train for _, ids in made), made
         assert next(steps) == ("second stage", held)  # the held-out papers, proposed
     assert next(steps, None) is None
+    # each fold's verdicts are read once, scored by its own weigher; a fold is calibrated by
+    # the others' (calibration.cross_fitted, tests/fitting/test_calibration.py)
+    assert calibrated == [{papers[i].paper.id for i in fold.test} for fold in done]
 
 
 def test_index_papers_are_read_once_each_none_that_is_skipped():
