@@ -23,6 +23,11 @@ layers are tuned on what a tagged paper would give them. Training runs on torch,
 
     python benchmarks/learned_reader.py --folds 5 --only-fold 0 --layers 1   # ~5 min
     python benchmarks/learned_reader.py --layers 2 --epochs 4                # every fold
+    python benchmarks/learned_reader.py --curve 500,1000,2000 --plot docs/learning-curve.png
+
+``--curve`` draws the held-out learning curve of the area model (by mean logit) instead: each
+fold's model fitted on a random share of its training papers, as many as a judged set of each
+size would give a fold (and on all of them: 3,050), tested on the whole held-out fold.
 
 Every figure is held out by source group; the sealed split (judged/sealed.jsonl) is not read.
 """
@@ -196,7 +201,15 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--only-fold", type=int, help="measure this fold alone")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--curve", help="judged set sizes (comma-separated): the area model's learning curve"
+    )
+    parser.add_argument("--plot", type=Path, help="draw the learning curve here (PNG)")
+    parser.add_argument("--seed", type=int, default=0, help="for --curve's random shares")
     args = parser.parse_args()
+    if args.curve:
+        learning_curve(args)
+        return
 
     from tagger.config import AREA_C, AREA_TEXT_C
     from tagger.fitting.areas import MIN_PAPERS, _fit, labels, tfidf_of, vocabulary_of
@@ -265,6 +278,78 @@ def main() -> None:
         print(
             f"| {number} | {n} | " + " | ".join(f"{f:.3f}" for f in figures) + f" | {seconds:.0f} |"
         )
+
+
+def learning_curve(args: argparse.Namespace) -> None:
+    """The area model's held-out mean average precision by the size of the judged set."""
+    from tagger.config import AREA_C, AREA_TEXT_C
+    from tagger.fitting.areas import MIN_PAPERS, _fit, labels, tfidf_of, vocabulary_of
+    from tagger.fitting.folds import split
+    from tagger.language import embedders
+    from tagger.taxonomy.loading import load_taxonomy
+
+    judged = read_judged(args.judged)
+    areas, y, mask = labels(judged, load_taxonomy(None))
+    keep = (y * mask).sum(axis=0) >= MIN_PAPERS  # the areas of the whole set, at every size
+    y, mask = y[:, keep], mask[:, keep]
+    embedder = embedders.OnnxEmbedder()  # the vectors tagging makes (not their int8 codes)
+    frozen = np.asarray(embedder.embed([j.text for j in judged]), dtype=np.float64)
+    sizes = sorted({int(n) for n in args.curve.split(",")} | {len(judged)})
+    folds = split(judged, args.folds)
+    rng = np.random.default_rng(args.seed)
+    by_size: dict[int, list[tuple[float, float, float]]] = {n: [] for n in sizes}
+    for number, test in enumerate(folds):
+        held = set(test)
+        train_all = [i for i in range(len(judged)) if i not in held]
+        for n in sizes:
+            share = min(1.0, n / len(judged))
+            train = sorted(rng.permutation(train_all)[: round(share * len(train_all))].tolist())
+            w, b = _fit(frozen[train], y[train], mask[train], AREA_C)
+            embedding = frozen[test] @ w + b
+            vocabulary, idf, stop, tfidf = vocabulary_of([judged[i].text for i in train])
+            tw, tb = _fit(tfidf, y[train], mask[train], AREA_TEXT_C)
+            text = tfidf_of([judged[i].text for i in test], vocabulary, idf, stop) @ tw + tb
+            found = [sigmoid(embedding), sigmoid(text), sigmoid((embedding + text) / 2)]
+            figures = tuple(mean_ap(p, y[test], mask[test]) for p in found)
+            by_size[n].append(figures)
+            print(f"  fold {number}, {n} judged ({len(train)} fitted): {figures}", file=sys.stderr)
+    print(
+        "\nMean average precision over areas, held out by source group (the mean of "
+        f"{len(folds)} folds), by the judged papers a fold's model is fitted from:\n"
+    )
+    print("| judged papers | fitted a fold | embedding | text | area model (mean logit) |")
+    print("| --- | --- | --- | --- | --- |")
+    means = {n: np.mean(by_size[n], axis=0) for n in sizes}
+    for n in sizes:
+        fitted = round(min(1.0, n / len(judged)) * (len(judged) - len(judged) / len(folds)))
+        print(f"| {n:,} | ~{fitted:,} | " + " | ".join(f"{f:.3f}" for f in means[n]) + " |")
+    if args.plot:
+        draw_curve(sizes, [means[n] for n in sizes], args.plot)
+
+
+def draw_curve(sizes: list[int], means: list, path: Path) -> None:
+    """The learning curve: each block's and the area model's mean average precision by the
+    judged set's size (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k, name in enumerate(("embedding block", "text block", "area model (mean logit)")):
+        ax.plot(sizes, [m[k] for m in means], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
+    ax.set_xlabel("judged papers")
+    ax.set_ylabel("mean average precision over areas, held out")
+    ax.set_title("The area model's learning curve (folds by source group)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, metadata={"Software": None})
 
 
 if __name__ == "__main__":
