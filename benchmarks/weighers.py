@@ -1,0 +1,206 @@
+"""Weighers, calibrations and listings compared on one fit's folds (issue 43): what the tags say,
+held out by source group, when one thing is changed.
+
+A whole ``tagger fit`` takes most of an hour; changing the weigher, its calibration or the
+listing does not need one. ``keep`` runs ``tagger fit`` as the CLI does and keeps, for every
+fold, the proposals its weigher was fitted on and those it measured (pickles in DIR, about
+1.5 GB); ``measure`` then refits each fold's weigher on its own training proposals, calibrates
+it by the other folds' held-out verdicts (fitting.calibration), lists each held-out paper and
+measures the lot against the judged set, for each variant:
+
+    python benchmarks/weighers.py keep DIR --judged judged/judged.jsonl \\
+        --papers data/corpus-2020-2023.jsonl --papers data/iclr2025-keywords.jsonl \\
+        --exclude judged/sealed.jsonl --cache DIR/cache       # ~45 min on 2 cores
+    python benchmarks/weighers.py measure DIR               # ~1 min a variant, trees ~4
+
+The first line of ``measure`` refits the weigher the fit made and must give the fit's own
+held-out figures (it checks). Every figure is held out by source group; the sealed split is not
+read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+COLUMNS = (
+    ("tag_precision", "precision"),
+    ("papers_with_a_wrong_tag", "papers with a wrong tag"),
+    ("area_recall", "recall"),
+    ("area_recall_lenient", "recall, lenient"),
+    ("first_tag_is_specific", "first tag most specific"),
+    ("root_first_child_judged", "root first"),
+)
+# (label, learner, calibrated, settings, listing): listing "any" lists a leading root's likeliest
+# child whether or not the text names it; "drop" drops a root when a child scores 0.3
+VARIANTS = (
+    ("the fit's weigher (0.7)", "logistic", False, {}, None),
+    ("calibrated (0.66)", "logistic", True, {"min_score": 0.66}, None),
+    ("calibrated (0.7)", "logistic", True, {"min_score": 0.7}, None),
+    (
+        "calibrated, root's likeliest child first at 0.4 (0.66)",
+        "logistic",
+        True,
+        {"min_score": 0.66, "step_aside_at": 0.4},
+        "any",
+    ),
+    (
+        "calibrated, a root dropped when a child scores 0.3 (0.66)",
+        "logistic",
+        True,
+        {"min_score": 0.66},
+        "drop",
+    ),  # fmt: skip
+    ("trees (0.7)", "trees", False, {}, None),
+    ("trees, calibrated (0.6)", "trees", True, {"min_score": 0.6}, None),
+    ("trees, calibrated (0.66)", "trees", True, {"min_score": 0.66}, None),
+    ("trees, calibrated (0.7)", "trees", True, {"min_score": 0.7}, None),
+    (
+        "trees, calibrated, root's likeliest child first at 0.4 (0.6)",
+        "trees",
+        True,
+        {"min_score": 0.6, "step_aside_at": 0.4},
+        "any",
+    ),
+)
+
+
+def keep(directory: Path, fit_args: list[str]) -> None:
+    """``tagger fit`` as the CLI runs it, keeping every call of the second stage (the papers,
+    their proposals) and the fit's result, pickled in ``directory``."""
+    from tagger.cli import main
+    from tagger.fitting import fit as fitting
+    from tagger.fitting import folds
+
+    directory.mkdir(parents=True, exist_ok=True)
+    calls = []
+    second_stage = folds.second_stage
+
+    def kept_stage(judged, indexes, chances, taxonomy, config):
+        found = second_stage(judged, indexes, chances, taxonomy, config)
+        calls.append(([item.paper.id for item in judged], found))
+        return found
+
+    fit_model = fitting.fit_model
+
+    def kept_fit(*args, **kwargs):
+        result = fit_model(*args, **kwargs)
+        with (directory / "calls.pkl").open("wb") as out:
+            pickle.dump(calls, out, protocol=5)
+        with (directory / "result.pkl").open("wb") as out:
+            pickle.dump(result, out, protocol=5)
+        return result
+
+    folds.second_stage = kept_stage
+    fitting.fit_model = kept_fit
+    sys.argv = ["tagger", "fit", *fit_args]
+    main()
+
+
+def measure(directory: Path, only: str | None) -> None:
+    from tagger.config import TaggerConfig
+    from tagger.corpus.judged import evaluate_judged
+    from tagger.fitting import calibration
+    from tagger.fitting import report as figures
+    from tagger.fitting.weighing import SECOND_NAMES, fit_weigher, tagged
+    from tagger.tagging import listing
+    from tagger.taxonomy.loading import load_taxonomy
+
+    with (directory / "result.pkl").open("rb") as f:
+        result = pickle.load(f)
+    with (directory / "calls.pkl").open("rb") as f:
+        calls = pickle.load(f)
+    taxonomy = load_taxonomy(None)  # the fit's taxonomy: the packaged one
+    config = TaggerConfig()
+    by_id = {item.paper.id: item for item in result.judged}
+    judgments = {item.paper.id: item.judgment for item in result.judged}
+    k = len(result.folds)
+    calls = [(call[0], call[1]) for call in calls]  # the papers' ids, their proposals
+    train, test = calls[0 : 2 * k : 2], calls[1 : 2 * k : 2]  # then the final fit's
+    stepping_aside, stood_in_for = listing._stepping_aside, listing._stood_in_for
+
+    def any_child(kept, listable, right, mainly, named, taxonomy, at):
+        return stepping_aside(kept, listable, right, mainly, set(right), taxonomy, at)
+
+    def root_dropped(area, right, taxonomy, specific_at):
+        if taxonomy.by_id[area].parent is None and taxonomy.facet(area) is None:
+            below = taxonomy.descendants(area) - {area}
+            if any(b in right and right[b] >= 0.3 for b in below):
+                return True
+        return stood_in_for(area, right, taxonomy, specific_at)
+
+    weighers: dict[tuple[str, bool], list] = {}
+
+    def weighers_of(learner: str, calibrated: bool) -> list:
+        if (learner, calibrated) not in weighers:
+            if not calibrated:
+                weighers[learner, False] = [
+                    fit_weigher(
+                        [by_id[i] for i in ids],
+                        [p.candidates for p in proposals],
+                        taxonomy,
+                        names=SECOND_NAMES,
+                        learner=learner,
+                    )
+                    for ids, proposals in train
+                ]
+            else:
+                bare = weighers_of(learner, False)
+                pairs = [
+                    calibration.pairs_of([by_id[i] for i in ids], proposals, w, taxonomy)
+                    for w, (ids, proposals) in zip(bare, test, strict=True)
+                ]
+                maps = calibration.cross_fitted(pairs)
+                weighers[learner, True] = [
+                    calibration.calibrate(w, m) for w, m in zip(bare, maps, strict=True)
+                ]
+        return weighers[learner, calibrated]
+
+    print("| variant (min_score) | " + " | ".join(name for _, name in COLUMNS) + " | gap |")
+    print("| --- " * (len(COLUMNS) + 2) + "|")
+    for label, learner, calibrated, settings, variant in VARIANTS:
+        if only and only not in label:
+            continue
+        listing._stepping_aside = any_child if variant == "any" else stepping_aside
+        listing._stood_in_for = root_dropped if variant == "drop" else stood_in_for
+        listed_with = replace(config, **settings)
+        records = [
+            tagged(proposal, weigher, taxonomy, listed_with)
+            for weigher, (_, proposals) in zip(weighers_of(learner, calibrated), test, strict=True)
+            for proposal in proposals
+        ]
+        report = evaluate_judged(records, taxonomy, judgments=judgments)
+        found = figures.summary(report)
+        if label.startswith("the fit's weigher") and learner == config_learner():
+            fitted = figures.summary(result.held_out)
+            assert all(abs(found[key] - fitted[key]) < 1e-9 for key, _ in COLUMNS), (
+                "the refitted weigher does not give the fit's own figures"
+            )
+        cells = " | ".join(f"{found[key]:.3f}" for key, _ in COLUMNS)
+        print(f"| {label} | {cells} | {report.largest_gap(100):.3f} |", flush=True)
+    listing._stepping_aside, listing._stood_in_for = stepping_aside, stood_in_for
+
+
+def config_learner() -> str:
+    from tagger.config import WEIGHER_LEARNER
+
+    return WEIGHER_LEARNER
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("keep", "measure"))
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--only", help="measure the variants whose label holds this")
+    args, rest = parser.parse_known_args()
+    if args.what == "keep":
+        keep(args.directory, rest)
+    else:
+        measure(args.directory, args.only)
+
+
+if __name__ == "__main__":
+    main()
