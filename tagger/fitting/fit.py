@@ -236,7 +236,7 @@ def fit_model(
     log("fitting on every judged paper ...")
     fitted = cv.fit_stages(judged, index_papers, loaded, settings, config, about)
     if settings.calibrate:
-        fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done, judged, loaded))
+        fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done))
     fitted_on = {
         "judged": [Path(p).name for p in judged_paths],
         "sha256": [sha256(p) for p in judged_paths],

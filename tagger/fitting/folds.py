@@ -43,6 +43,7 @@ class Fold:
     test: list[int]
     proposals: list[Proposal]  # of the test papers, with the votes of what was fitted
     fitted: FittedParts
+    pairs: np.ndarray | None = None  # (score, right) of its candidates, when calibrated
 
 
 def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
@@ -149,29 +150,20 @@ def cross_validate(
         indexes = indexes_of(fitted.index, fitted.judged_index, config)
         found = second_stage(probe, indexes, chances, taxonomy, config)
         done.append(Fold(groups, test, found, fitted))
-    if settings.calibrate:
-        maps = calibration.cross_fitted(held_out_pairs(done, judged, taxonomy))
+    if settings.calibrate:  # each fold's pairs: its candidates scored by its own weigher
+        for fold in done:
+            probe = [judged[i] for i in fold.test]
+            fold.pairs = calibration.pairs_of(probe, fold.proposals, fold.fitted.weigher, taxonomy)
+        maps = calibration.cross_fitted([fold.pairs for fold in done])
         for fold, points in zip(done, maps, strict=True):
             fold.fitted.weigher = calibration.calibrate(fold.fitted.weigher, points)
     return done
 
 
-def held_out_pairs(
-    folds: Sequence[Fold], judged: Sequence[JudgedPaper], taxonomy: Taxonomy
-) -> list[np.ndarray]:
-    """Each fold's (score, right) pairs: its papers' candidates scored by its own weigher
-    (uncalibrated), and whether their readers found them right (fitting.calibration)."""
-    return [
-        calibration.pairs_of(
-            [judged[i] for i in fold.test], fold.proposals, fold.fitted.weigher, taxonomy
-        )
-        for fold in folds
-    ]
-
-
-def calibration_map(folds: Sequence[Fold], judged: Sequence[JudgedPaper], taxonomy: Taxonomy):
-    """The map the model fitted on every judged paper is calibrated by: every fold's pairs."""
-    pairs = held_out_pairs(folds, judged, taxonomy)
+def calibration_map(folds: Sequence[Fold]):
+    """The map the model fitted on every judged paper is calibrated by: every fold's pairs
+    (those cross_validate kept)."""
+    pairs = [fold.pairs for fold in folds if fold.pairs is not None]
     return calibration.fit_map(np.concatenate([*pairs, np.empty((0, 2))]))
 
 
