@@ -17,37 +17,22 @@ the judgment is copied unchanged.
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 JUDGED = HERE.parent
+sys.path.insert(0, str(JUDGED))
 
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+from rounds import judgments, line, read  # noqa: E402
 
 
 def main() -> int:
     draw = read(HERE / "draw.jsonl")
-    first, second = {}, {}
-    for path in sorted((HERE / "readers").glob("*.jsonl")):
-        into = second if path.stem.startswith("second-") else first
-        for record in read(path):
-            if record["id"] in into:
-                raise SystemExit(f"{path.name}: {record['id']} judged twice")
-            into[record["id"]] = record["judged"]
-    missing = [r["id"] for r in draw if r["id"] not in first]
-    if missing:
-        raise SystemExit(f"{len(missing)} drawn papers not judged: {missing[:5]}")
+    first, second = judgments(HERE, draw)
     wanted = [r["id"] for r in draw if r["second"]]
     if sorted(wanted) != sorted(second):
         raise SystemExit("the second reader's papers are not the ones drawn for one")
-
-    def line(record: dict, judgment: dict) -> str:
-        keys = ("id", "source", "venue", "year", "title", "abstract")
-        paper = {key: record[key] for key in keys} | {"judged": judgment}
-        return json.dumps(paper, ensure_ascii=False) + "\n"
 
     parts = {
         "judged.jsonl": [line(r, first[r["id"]]) for r in draw if not r["sealed"]],
