@@ -105,6 +105,20 @@ def mean_ap(p: np.ndarray, y: np.ndarray, mask: np.ndarray) -> float:
     return float(np.mean(found))
 
 
+def area_blocks(judged, frozen, y, mask, train, test):
+    """The area model's two blocks fitted on the ``train`` papers (tagging.areas, as
+    fitting.areas fits them): the embedding block's weights and biases, and both blocks'
+    logits for the ``test`` papers."""
+    from tagger.config import AREA_C, AREA_TEXT_C
+    from tagger.fitting.areas import _fit, tfidf_of, vocabulary_of
+
+    w, b = _fit(frozen[train], y[train], mask[train], AREA_C)
+    vocabulary, idf, stop, tfidf = vocabulary_of([judged[i].text for i in train])
+    tw, tb = _fit(tfidf, y[train], mask[train], AREA_TEXT_C)
+    text = tfidf_of([judged[i].text for i in test], vocabulary, idf, stop) @ tw + tb
+    return (w, b), frozen[test] @ w + b, text
+
+
 def sigmoid(z):
     return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
 
@@ -211,8 +225,7 @@ def main() -> None:
         learning_curve(args)
         return
 
-    from tagger.config import AREA_C, AREA_TEXT_C
-    from tagger.fitting.areas import MIN_PAPERS, _fit, labels, tfidf_of, vocabulary_of
+    from tagger.fitting.areas import MIN_PAPERS, labels
     from tagger.fitting.folds import split
     from tagger.taxonomy.loading import load_taxonomy
 
@@ -243,11 +256,8 @@ def main() -> None:
             continue
         held = set(test)
         train = [i for i in range(len(judged)) if i not in held]
-        w, b = _fit(frozen[train], y[train], mask[train], AREA_C)
-        embedding = sigmoid(frozen[test] @ w + b)
-        vocabulary, idf, stop, tfidf = vocabulary_of([judged[i].text for i in train])
-        tw, tb = _fit(tfidf, y[train], mask[train], AREA_TEXT_C)
-        text = sigmoid(tfidf_of([judged[i].text for i in test], vocabulary, idf, stop) @ tw + tb)
+        (w, b), z_embedding, z_text = area_blocks(judged, frozen, y, mask, train, test)
+        embedding, text = sigmoid(z_embedding), sigmoid(z_text)
         began = time.time()
         tuned = tune(inputs, train, test, y, mask, (w, b), args)
         seconds = time.time() - began
@@ -282,8 +292,7 @@ def main() -> None:
 
 def learning_curve(args: argparse.Namespace) -> None:
     """The area model's held-out mean average precision by the size of the judged set."""
-    from tagger.config import AREA_C, AREA_TEXT_C
-    from tagger.fitting.areas import MIN_PAPERS, _fit, labels, tfidf_of, vocabulary_of
+    from tagger.fitting.areas import MIN_PAPERS, labels
     from tagger.fitting.folds import split
     from tagger.language import embedders
     from tagger.taxonomy.loading import load_taxonomy
@@ -304,11 +313,7 @@ def learning_curve(args: argparse.Namespace) -> None:
         for n in sizes:
             share = min(1.0, n / len(judged))
             train = sorted(rng.permutation(train_all)[: round(share * len(train_all))].tolist())
-            w, b = _fit(frozen[train], y[train], mask[train], AREA_C)
-            embedding = frozen[test] @ w + b
-            vocabulary, idf, stop, tfidf = vocabulary_of([judged[i].text for i in train])
-            tw, tb = _fit(tfidf, y[train], mask[train], AREA_TEXT_C)
-            text = tfidf_of([judged[i].text for i in test], vocabulary, idf, stop) @ tw + tb
+            _, embedding, text = area_blocks(judged, frozen, y, mask, train, test)
             found = [sigmoid(embedding), sigmoid(text), sigmoid((embedding + text) / 2)]
             figures = tuple(mean_ap(p, y[test], mask[test]) for p in found)
             by_size[n].append(figures)

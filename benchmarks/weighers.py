@@ -53,7 +53,7 @@ VARIANTS = (
         True,
         {"min_score": 0.66},
         "drop",
-    ),  # fmt: skip
+    ),
     ("trees (0.7)", "trees", False, {}, None),
     ("trees, calibrated (0.6)", "trees", True, {"min_score": 0.6}, None),
     ("trees, calibrated (0.66)", "trees", True, {"min_score": 0.66}, None),
