@@ -49,11 +49,9 @@ def pairs_of(
     for item, proposal in zip(judged, proposals, strict=True):
         topics = [c for c in proposal.candidates if taxonomy.facet(c.area) is None]
         said = verdicts([bare_tag(c.area, 0.0, taxonomy) for c in topics], item.judgment, taxonomy)
-        rows += [
-            (model(c.features), float(v == "right"))
-            for c, v in zip(topics, said, strict=True)
-            if v != "neutral"
-        ]
+        kept = [(c, v) for c, v in zip(topics, said, strict=True) if v != "neutral"]
+        scores = model.scores([c.features for c, _ in kept])
+        rows += [(score, float(v == "right")) for score, (_, v) in zip(scores, kept, strict=True)]
     return np.array(rows, dtype=np.float64).reshape(-1, 2)
 
 

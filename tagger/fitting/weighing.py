@@ -114,14 +114,16 @@ def index_of(
 ) -> NeighbourIndex:
     """The neighbour index of ``papers``: their vectors, and as their tags every topic
     candidate the first stage scores FIRST_STAGE_AT or more."""
-    tags = [
-        {
-            area: round(first.right(f), 4)
-            for area, f in paper.topics
-            if first.right(f) >= FIRST_STAGE_AT
-        }
-        for paper in papers
-    ]
+    tags = []
+    for paper in papers:
+        scores = first.right.scores([f for _, f in paper.topics])
+        tags.append(
+            {
+                area: round(score, 4)
+                for (area, _), score in zip(paper.topics, scores, strict=True)
+                if score >= FIRST_STAGE_AT
+            }
+        )
     rows = [(p.id, p.title, p.abstract, p.vector) for p in papers]
     return NeighbourIndex.build(rows, tags, about=about)
 

@@ -25,6 +25,10 @@ class Trees:
     def __call__(self, features: Mapping[str, float]) -> float:
         return float(self.predict([features])[0])
 
+    def scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """The probability of each row, all at once (each as :meth:`__call__` gives it)."""
+        return self.predict(rows).tolist() if rows else []
+
     def predict(self, rows: Sequence[Mapping[str, float]]) -> Any:
         """The probability of each row, as a numpy array."""
         import numpy as np

@@ -82,6 +82,10 @@ class Model:
         )
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
+    def scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """The probability of each row (each as :meth:`__call__` gives it)."""
+        return [self(row) for row in rows]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             name: {"weight": w, "mean": mu, "scale": s}
@@ -127,6 +131,10 @@ class Calibrated:
 
     def __call__(self, features: Mapping[str, float]) -> float:
         return calibrated(self.model(features), self.xs, self.ys)
+
+    def scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """The calibrated probability of each row, the model scoring them all at once."""
+        return [calibrated(score, self.xs, self.ys) for score in self.model.scores(rows)]
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -81,7 +81,8 @@ def test_with_no_type_judged_no_type_is_ever_likely():
 
 
 def test_an_index_paper_is_tagged_with_what_the_first_stage_finds_likely():
-    first = SimpleNamespace(right=lambda features: features["evidence"])  # a first stage
+    right = SimpleNamespace(scores=lambda rows: [features["evidence"] for features in rows])
+    first = SimpleNamespace(right=right)  # a first stage
     vector = vectors.encode(HashEmbedder().embed(["an index paper"])[0])
     topics = [
         ("rl", {"evidence": 0.9}),

@@ -35,3 +35,16 @@ def test_exported_trees_predict_what_scikit_learn_predicts():
     np.testing.assert_array_equal(again.predict(rows), ours)
     with pytest.raises(ValueError, match="read"):
         Trees.from_dict(trees.as_dict(), ("a", "c", "b"))
+
+
+def test_every_weigher_model_scores_a_batch_exactly_as_it_scores_each_row():
+    from tagger.tagging.weigher import Calibrated, fitted
+
+    names = ("a", "b", "c")
+    x, y = _data(400, 2)
+    rows = [dict(zip(names, row, strict=True)) for row in x]
+    trees = fitted_trees(rows, y, names=names)
+    logistic = fitted(rows, list(y), names=names)
+    for model in (trees, logistic, Calibrated(trees, (0.2, 0.5, 0.9), (0.1, 0.6, 0.95))):
+        assert model.scores(rows[:150]) == [model(row) for row in rows[:150]]  # to the last bit
+        assert model.scores([]) == []

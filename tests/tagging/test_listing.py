@@ -32,17 +32,26 @@ areas:
 )
 
 
+class _Scored:
+    """A stand-in model: a score by area, as a weigher's models give them (one row, or many)."""
+
+    def __init__(self, by_area) -> None:
+        self._by_area = by_area
+
+    def __call__(self, features):
+        return self._by_area(features["area"])
+
+    def scores(self, rows):
+        return [self(row) for row in rows]
+
+
 class Scores:
     """A stand-in weigher: each candidate's right and main scores, by area."""
 
     def __init__(self, right: dict[str, float], main: dict[str, float] | None = None) -> None:
-        self._right, self._main = right, main or {}
-
-    def right(self, features):
-        return self._right[features["area"]]
-
-    def main(self, features):
-        return self._main.get(features["area"], self._right[features["area"]])
+        main = main or {}
+        self.right = _Scored(right.__getitem__)
+        self.main = _Scored(lambda area: main.get(area, right[area]))
 
 
 def _listed(right, main=None, named=(), **settings):
