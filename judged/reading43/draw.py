@@ -1,0 +1,53 @@
+"""Draw the papers of issue 43's reading of tagger's own output (../shared/READING.md): 80 ICLR
+2026 dev papers that no judged file holds (so no fit saw them), half of them read without their
+title, in four batches of 20, before any of them is tagged.
+
+    python judged/reading43/draw.py   # writes judged/reading43/papers.jsonl and batch-N.md
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SEED = 4301
+N, BATCHES = 80, 4
+
+
+def main() -> None:
+    judged = set()  # the ids and abstracts of every judged paper
+    for name in ("judged.jsonl", "sealed.jsonl", "second-reader.jsonl"):
+        for line in (ROOT / "judged" / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            judged |= {row["id"], row["abstract"].strip()}
+    papers = [
+        json.loads(line)
+        for line in (ROOT / "data/iclr2026-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    fresh = [p for p in papers if p["id"] not in judged and p["abstract"].strip() not in judged]
+    drawn = random.Random(SEED).sample(fresh, N)
+    with (HERE / "papers.jsonl").open("w", encoding="utf-8") as out:
+        for k, paper in enumerate(drawn):
+            titled = k % 2 == 0
+            row = {
+                "id": paper["id"],
+                "batch": k % BATCHES + 1,
+                "title": paper["title"] if titled else None,
+                "abstract": paper["abstract"],
+            }
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    for batch in range(1, BATCHES + 1):
+        lines = [f"# Batch {batch}: {N // BATCHES} papers", ""]
+        for k, paper in enumerate(drawn):
+            if k % BATCHES + 1 == batch:
+                title = f"Title: {paper['title']}" if k % 2 == 0 else "(no title)"
+                lines += [f"## {paper['id']}", "", title, "", paper["abstract"].strip(), ""]
+        (HERE / f"batch-{batch}.md").write_text("\n".join(lines), encoding="utf-8")
+    print(f"{N} of {len(fresh)} unjudged ICLR 2026 dev papers -> {HERE / 'papers.jsonl'}")
+
+
+if __name__ == "__main__":
+    main()
