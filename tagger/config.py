@@ -334,7 +334,7 @@ GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of th
 FIT_WORKERS = None  # fit --workers, fit_model: processes reading --papers; one per core
 FOLDS = 5  # fit --folds, fit_model: folds of whole groups the fit is measured on
 WEIGHER_C = 0.3  # the weigher's inverse L2 strength (fitting.folds.Settings.c)
-WEIGHER_LEARNER = "logistic"  # its second stage's right and main models: or "trees"
+WEIGHER_LEARNER = "trees"  # its second stage's right and main models: or "logistic"
 AREA_C = 4.0  # the area model's embedding block's inverse L2 strength, per paper (chosen held out)
 AREA_TEXT_C = 16.0  # its text block's
 

@@ -200,7 +200,7 @@ def test_a_setting_the_model_was_not_fitted_with_is_refused_naming_it(
     name = option.removeprefix("--").replace("-", "_")
     assert result.exit_code == 1 and result.stdout == ""
     [error] = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
-    assert error.startswith("Error: the packaged model (fitted on 3,050 judged papers")
+    assert error.startswith("Error: the packaged model (fitted on 3,900 judged papers")
     assert f"was fitted with {name}={fitted}, and its scores are probabilities only" in error
     assert error.endswith(f"or fit a model with {name}={value} (tagger fit {option} {value})")
 

@@ -29,7 +29,7 @@ def test_a_setting_the_packaged_model_was_not_fitted_with_is_refused_naming_it(s
     with pytest.raises(TaggerError) as refused:
         tagger.tag(PAPER)
     message = str(refused.value)
-    assert message.startswith("the packaged model (fitted on 3,050 judged papers")
+    assert message.startswith("the packaged model (fitted on 3,900 judged papers")
     assert f"was fitted with {setting}={fitted!r}" in message and "\n" not in message
     assert f"fit a model with {setting}={value!r}" in message
 
