@@ -11,7 +11,7 @@ import pytest
 from tagger.corpus.judged import Judgment
 from tagger.fitting import weighing
 from tagger.fitting.papers import IndexPaper
-from tagger.language import vectors
+from tagger.language import trees, vectors
 from tagger.tagging.proposing import AreaCandidate
 from tagger.tagging.weigher import ANY_FACET
 from tagger.taxonomy.loading import load_taxonomy
@@ -37,15 +37,19 @@ def learned(monkeypatch):
     """What each model of the weigher was fitted to: (rows, labels) by call, in order."""
     calls = []
 
-    def fitted(rows, labels, *, c, names):
+    def fitted(rows, labels, *, names, c=None):
         calls.append(([row["evidence"] for row in rows], list(labels)))
         return weighing.never(names)
 
-    monkeypatch.setattr(weighing, "fitted", fitted)
+    monkeypatch.setattr(weighing, "fitted", fitted)  # the logistic models: the facets'
+    monkeypatch.setattr(trees, "fitted_trees", fitted)  # right and main's, by default
     return calls
 
 
-def test_the_weigher_learns_right_from_verdicts_main_from_the_main_area_and_types_apart(learned):
+@pytest.mark.parametrize("learner", ["logistic", "trees"])
+def test_the_weigher_learns_right_from_verdicts_main_from_the_main_area_and_types_apart(
+    learned, learner
+):
     judgment = Judgment(
         areas=("rl.multi-agent",), main=("rl.multi-agent",), acceptable=("graphs",),
         types=("theory",),
@@ -60,7 +64,7 @@ def test_the_weigher_learns_right_from_verdicts_main_from_the_main_area_and_type
     ]
     papers = [_judged(k, judgment) for k in range(weighing.MIN_EXAMPLES)]
     weigher = weighing.fit_weigher(
-        papers, [candidates] * len(papers), TAXONOMY, names=NAMES, about={"x": 1}
+        papers, [candidates] * len(papers), TAXONOMY, names=NAMES, about={"x": 1}, learner=learner
     )
     facets, (right, main) = learned[:-2], learned[-2:]
     n = len(papers)
