@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+
+from rounds import read  # noqa: E402
+
 SEED = 4301
 N, BATCHES = 80, 4
 
@@ -20,31 +25,27 @@ N, BATCHES = 80, 4
 def main() -> None:
     judged = set()  # the ids and abstracts of every judged paper
     for name in ("judged.jsonl", "sealed.jsonl", "second-reader.jsonl"):
-        for line in (ROOT / "judged" / name).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        for row in read(ROOT / "judged" / name):
             judged |= {row["id"], row["abstract"].strip()}
-    papers = [
-        json.loads(line)
-        for line in (ROOT / "data/iclr2026-dev.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+    papers = read(ROOT / "data/iclr2026-dev.jsonl")
     fresh = [p for p in papers if p["id"] not in judged and p["abstract"].strip() not in judged]
     drawn = random.Random(SEED).sample(fresh, N)
+    rows = [
+        {
+            "id": paper["id"],
+            "batch": k % BATCHES + 1,
+            "title": paper["title"] if k % 2 == 0 else None,  # every other one read untitled
+            "abstract": paper["abstract"],
+        }
+        for k, paper in enumerate(drawn)
+    ]
     with (HERE / "papers.jsonl").open("w", encoding="utf-8") as out:
-        for k, paper in enumerate(drawn):
-            titled = k % 2 == 0
-            row = {
-                "id": paper["id"],
-                "batch": k % BATCHES + 1,
-                "title": paper["title"] if titled else None,
-                "abstract": paper["abstract"],
-            }
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     for batch in range(1, BATCHES + 1):
         lines = [f"# Batch {batch}: {N // BATCHES} papers", ""]
-        for k, paper in enumerate(drawn):
-            if k % BATCHES + 1 == batch:
-                title = f"Title: {paper['title']}" if k % 2 == 0 else "(no title)"
-                lines += [f"## {paper['id']}", "", title, "", paper["abstract"].strip(), ""]
+        for row in (r for r in rows if r["batch"] == batch):
+            title = f"Title: {row['title']}" if row["title"] else "(no title)"
+            lines += [f"## {row['id']}", "", title, "", row["abstract"].strip(), ""]
         (HERE / f"batch-{batch}.md").write_text("\n".join(lines), encoding="utf-8")
     print(f"{N} of {len(fresh)} unjudged ICLR 2026 dev papers -> {HERE / 'papers.jsonl'}")
 

@@ -7,15 +7,13 @@ TAGGED.jsonl is ``tagger tag`` of papers.jsonl as it is (titles where the draw k
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
 
-
-def rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+from rounds import read  # noqa: E402
 
 
 def evidence(tag: dict) -> str:
@@ -28,12 +26,12 @@ def evidence(tag: dict) -> str:
 
 
 def main() -> None:
-    tagged = {record["paper"]["id"]: record for record in rows(Path(sys.argv[1]))}
+    tagged = {record["paper"]["id"]: record for record in read(Path(sys.argv[1]))}
     out = Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    papers = rows(HERE / "papers.jsonl")
+    papers = read(HERE / "papers.jsonl")
     for batch in sorted({paper["batch"] for paper in papers}):
-        areas = {row["id"]: row["areas"] for row in rows(HERE / f"areas/batch-{batch}.jsonl")}
+        areas = {row["id"]: row["areas"] for row in read(HERE / f"areas/batch-{batch}.jsonl")}
         lines = [f"# Sheet {batch}", ""]
         for paper in (p for p in papers if p["batch"] == batch):
             record = tagged[paper["id"]]

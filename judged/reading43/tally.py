@@ -11,10 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
 
-
-def rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+from rounds import read  # noqa: E402
 
 
 def figures(papers: list[dict], verdicts: dict[str, dict], areas: dict[str, list]) -> dict:
@@ -53,9 +52,9 @@ def figures(papers: list[dict], verdicts: dict[str, dict], areas: dict[str, list
 
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "verdicts"
-    papers = rows(HERE / "papers.jsonl")
-    areas = {r["id"]: r["areas"] for f in sorted((HERE / "areas").glob("*.jsonl")) for r in rows(f)}
-    verdicts = {r["id"]: r for f in sorted(folder.glob("*.jsonl")) for r in rows(f)}
+    papers = read(HERE / "papers.jsonl")
+    areas = {r["id"]: r["areas"] for f in sorted((HERE / "areas").glob("*.jsonl")) for r in read(f)}
+    verdicts = {r["id"]: r for f in sorted(folder.glob("*.jsonl")) for r in read(f)}
     missing = [p["id"] for p in papers if p["id"] not in verdicts or p["id"] not in areas]
     if missing:
         sys.exit(f"no areas or verdicts for {len(missing)} papers: {missing[:5]} ...")

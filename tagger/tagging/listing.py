@@ -60,9 +60,9 @@ def select(
     the area below it the text names (:func:`_stepping_aside`). So a lower ``min_score`` lists
     the same tags with the same scores, and more. They come in the order of the weigher's
     ``main`` model (what the paper is mainly about first), an area before the areas above it."""
-    rows = [c.features for c in found]
-    right = dict(zip((c.area for c in found), weigher.right.scores(rows), strict=True))
-    main = dict(zip((c.area for c in found), weigher.main.scores(rows), strict=True))
+    areas, rows = [c.area for c in found], [c.features for c in found]
+    right = dict(zip(areas, weigher.right.scores(rows), strict=True))
+    main = dict(zip(areas, weigher.main.scores(rows), strict=True))
     listable = [a for a in right if not _stood_in_for(a, right, taxonomy, config.specific_at)]
     best = sorted(listable, key=lambda a: (-right[a], a))
     kept = [a for a in best if right[a] >= config.min_score][: config.max_tags]
