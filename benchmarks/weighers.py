@@ -69,6 +69,20 @@ VARIANTS = (
         "any",
     ),
     (
+        "trees, calibrated, root's likeliest child first at 0.4 (0.66)",
+        "trees",
+        True,
+        {"min_score": 0.66, "step_aside_at": 0.4},
+        "any",
+    ),
+    (
+        "trees, calibrated, root's likeliest named child first at 0.4 (0.66)",
+        "trees",
+        True,
+        {"min_score": 0.66, "step_aside_at": 0.4},
+        None,
+    ),
+    (
         "trees, calibrated, root's likeliest child first at 0.4 (0.7)",
         "trees",
         True,

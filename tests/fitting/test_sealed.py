@@ -46,18 +46,10 @@ def test_no_sealed_paper_was_judged_for_keyphrases_or_counted_for_specificity():
         json.loads(line)["id"]
         for name in ("judged.jsonl", "sealed.jsonl")
         for line in (ROOT / "judged" / name).open()
-    } - FOURTH_ROUND
+    }
     assert table["about"]["excluded"] == len(counted & left_out)
     sealed_2024 = {p.id for p in SEALED if p.source.startswith("iclr2024")}
-    assert sealed_2024 - FOURTH_ROUND <= left_out & counted
-    # the table predates the fourth round: its 23 sealed ICLR 2024 papers' words are counted
-    # (no judgment is); it is built again, without them, with the next fit
-    assert len(sealed_2024 & FOURTH_ROUND & counted) == 23
-
-
-FOURTH_ROUND = {  # the papers of the fourth round, judged after specificity.json was built
-    json.loads(line)["id"] for line in (ROOT / "judged" / "round4" / "draw.jsonl").open()
-}
+    assert len(sealed_2024) > 50 and sealed_2024 <= left_out & counted
 
 
 # Drawn into the sealed split from data/iclr2025-keywords.jsonl although an example file shows
