@@ -215,11 +215,10 @@ class TaggerConfig(Settings):
         maximum=1,
     )
     step_aside_at: float = _setting(
-        1.0,
+        0.4,
         "When the root of what the paper is mainly about (llm, rl) is listed, the likeliest area "
-        "below it, if the text names it and it scores at least this, is listed too, before the "
-        "root; 1 turns it off (measured held out, it puts the specific area first more often, "
-        "for some precision).",
+        "below it, if it scores at least this, is listed too, before the root; 1 turns it off "
+        "(measured held out, it puts the specific area first more often, for some precision).",
         minimum=0,
         maximum=1,
     )

@@ -54,9 +54,9 @@ class Scores:
         self.main = _Scored(lambda area: main.get(area, right[area]))
 
 
-def _listed(right, main=None, named=(), **settings):
-    """What select lists; ``named``: the areas the text names (their own rules fired)."""
-    found = [AreaCandidate(area, [], float(area in named), 0.0, {"area": area}) for area in right]
+def _listed(right, main=None, **settings):
+    """What select lists."""
+    found = [AreaCandidate(area, [], 0.0, 0.0, {"area": area}) for area in right]
     config = TaggerConfig(**settings)
     return select(found, Scores(right, main), TREE, config)
 
@@ -96,26 +96,21 @@ def test_max_tags_keeps_the_likeliest_and_order_is_main_first():
     ]
 
 
-def test_a_root_the_paper_is_mainly_about_steps_aside_for_the_area_below_it_the_text_names():
+def test_a_root_the_paper_is_mainly_about_steps_aside_for_the_likeliest_area_below_it():
     right = {"lm": 0.95, "lm.agents": 0.3, "lm.agents.tools": 0.55, "rl": 0.9}
     main = {"lm": 0.8, "lm.agents": 0.2, "lm.agents.tools": 0.3, "rl": 0.4}
-    named = {"lm.agents", "lm.agents.tools"}
-    assert [a for a, _ in _listed(right, main, named=named)] == ["lm", "rl"]  # off by default
-    on = {"step_aside_at": 0.5}
-    assert [a for a, _ in _listed(right, main, **on)] == ["lm", "rl"]  # nothing below is named
-    stepped = _listed(right, main, named=named, **on)
+    stepped = _listed(right, main, step_aside_at=0.5)
     assert stepped == [("lm.agents.tools", 0.55), ("lm", 0.95), ("rl", 0.9)]  # its own score
-    # the likeliest area below must be the one named, and score step_aside_at
-    assert [a for a, _ in _listed(right, main, named={"lm.agents"}, **on)] == ["lm", "rl"]
-    assert [a for a, _ in _listed(right, main, named=named, step_aside_at=0.6)] == ["lm", "rl"]
+    assert [a for a, _ in _listed(right, main)] == ["lm.agents.tools", "lm", "rl"]  # default 0.4
+    off = {"step_aside_at": 1.0}
+    assert [a for a, _ in _listed(right, main, **off)] == ["lm", "rl"]
+    # the likeliest area below must score step_aside_at
+    assert [a for a, _ in _listed(right, main, step_aside_at=0.6)] == ["lm", "rl"]
     # only below the root of what the paper is mainly about: here rl, with nothing below it
     mainly_rl = main | {"rl": 0.9}
-    assert [a for a, _ in _listed(right, mainly_rl, named=named, **on)] == ["rl", "lm"]
+    assert [a for a, _ in _listed(right, mainly_rl)] == ["rl", "lm"]
     # with max_tags listed, it takes the place of the least likely
-    assert _listed(right, main, named=named, max_tags=2, **on) == [
-        ("lm.agents.tools", 0.55),
-        ("lm", 0.95),
-    ]
+    assert _listed(right, main, max_tags=2) == [("lm.agents.tools", 0.55), ("lm", 0.95)]
 
 
 scores = st.dictionaries(
@@ -129,18 +124,17 @@ scores = st.dictionaries(
 @given(
     scores,
     scores,
-    st.sets(st.sampled_from(["lm", "lm.general", "lm.agents", "lm.agents.tools", "rl"])),
     st.floats(0, 1),
     st.floats(0, 1),
     st.integers(0, 2),
     st.integers(1, 4),
 )
 def test_a_lower_threshold_lists_a_superset_with_the_same_scores(
-    right, main, named, low, high, least, most
+    right, main, low, high, least, most
 ):
     main = {area: main.get(area, score) for area, score in right.items()}
     low, high = min(low, high), max(low, high)
-    settings = {"named": named, "min_tags": least, "max_tags": most, "step_aside_at": 0.5}
+    settings = {"min_tags": least, "max_tags": most, "step_aside_at": 0.5}
     at_low = dict(_listed(right, main, min_score=low, **settings))
     at_high = dict(_listed(right, main, min_score=high, **settings))
     assert at_high.items() <= at_low.items()
@@ -199,6 +193,6 @@ def test_a_root_never_steps_aside_when_turned_off_even_for_a_certain_child():
     taxonomy = load_taxonomy()
     kept, listable = ["rl"], ["rl", "rl.offline"]
     right = {"rl": 1.0, "rl.offline": 1.0}
-    args = (kept, listable, right, "rl", {"rl.offline"}, taxonomy)
-    assert _stepping_aside(*args, 0.5) == "rl.offline"  # on: the named, certain child leads
+    args = (kept, listable, right, "rl", taxonomy)
+    assert _stepping_aside(*args, 0.5) == "rl.offline"  # on: the certain child leads
     assert _stepping_aside(*args, 1.0) is None  # off (the default): not even at a score of 1
