@@ -3,7 +3,8 @@
 --judged` measures tags, and the other way round. What one careful reader scores against another
 bounds what any tagger can score against either.
 
-    python judged/agreement.py        # a Markdown table on stdout
+    python judged/agreement.py                       # a Markdown table on stdout
+    python judged/agreement.py --round judged/round5  # a round not yet merged, from its readers
 
 A reader's ``areas`` stand for tags (``main`` first, then the others), its ``type`` for the
 contribution types; a tag is right, neutral or wrong against the other reader's judgment by the
@@ -60,14 +61,32 @@ def _as_tagged(record: dict, judged_by: dict, taxonomy) -> TaggedPaper:
     )
 
 
-def main() -> int:
-    taxonomy = load_taxonomy()
+def _merged() -> tuple[dict[str, dict], list[dict]]:
+    """The first readers' papers and the second reader's, as merged into judged/."""
     first = {}
     for name in ("judged.jsonl", "sealed.jsonl"):
         for line in (ROOT / "judged" / name).open(encoding="utf-8"):
             record = json.loads(line)
             first[record["id"]] = record
     second = [json.loads(line) for line in (ROOT / "judged" / "second-reader.jsonl").open()]
+    return first, second
+
+
+def _of_round(here: Path) -> tuple[dict[str, dict], list[dict]]:
+    """The same of one round not yet merged: its draw and its readers' files."""
+    sys.path.insert(0, str(ROOT / "judged"))
+    from rounds import judgments, line, read
+
+    draw = read(here / "draw.jsonl")
+    first, second = judgments(here, draw)
+    first_lines = {r["id"]: json.loads(line(r, first[r["id"]])) for r in draw}
+    return first_lines, [json.loads(line(r, second[r["id"]])) for r in draw if r["id"] in second]
+
+
+def main() -> int:
+    taxonomy = load_taxonomy()
+    args = sys.argv[1:]
+    first, second = _of_round(Path(args[1])) if args[:1] == ["--round"] else _merged()
     rows = {}
     for label, pairs in (
         ("second against first", [(s, first[s["id"]]) for s in second]),

@@ -34,3 +34,45 @@ def line(record: dict, judgment: dict) -> str:
     keys = ("id", "source", "venue", "year", "title", "abstract")
     paper = {key: record[key] for key in keys} | {"judged": judgment}
     return json.dumps(paper, ensure_ascii=False) + "\n"
+
+
+def write_round(here: Path, out: Path) -> int:
+    """Every paper of a round (``here``) with its first reader's judgment, in one judged file
+    ``out``, sealed ones included: a round judged after a fit measures that fit on papers it
+    never saw (`tagger eval --judged OUT`), before the round is merged."""
+    draw = read(here / "draw.jsonl")
+    first, _ = judgments(here, draw)
+    with out.open("x", encoding="utf-8") as written:
+        written.writelines(line(r, first[r["id"]]) for r in draw)
+    print(f"{out}: {len(draw)} papers")
+    return 0
+
+
+def append(here: Path) -> int:
+    """Append a round (``here``: its draw.jsonl and readers/) to the judged set: its papers that
+    are not sealed to judged.jsonl, the sealed ones to sealed.jsonl, and those a second reader
+    judged, with that reader's judgment, to second-reader.jsonl. The lines already there are
+    kept as they are; a paper of the round already in a file is an error (a round is merged
+    once)."""
+    judged = here.parent
+    draw = read(here / "draw.jsonl")
+    first, second = judgments(here, draw)
+    wanted = [r["id"] for r in draw if r["second"]]
+    if sorted(wanted) != sorted(second):
+        raise SystemExit("the second reader's papers are not the ones drawn for one")
+
+    parts = {
+        "judged.jsonl": [line(r, first[r["id"]]) for r in draw if not r["sealed"]],
+        "sealed.jsonl": [line(r, first[r["id"]]) for r in draw if r["sealed"]],
+        "second-reader.jsonl": [line(r, second[r["id"]]) for r in draw if r["second"]],
+    }
+    ours = {r["id"] for r in draw}
+    for name in parts:
+        there = {record["id"] for record in read(judged / name)}
+        if there & ours:
+            raise SystemExit(f"{name} already holds {len(there & ours)} papers of this round")
+    for name, lines in parts.items():
+        with (judged / name).open("a", encoding="utf-8") as out:
+            out.writelines(lines)
+        print(f"{name}: {len(lines)} papers added")
+    return 0
