@@ -37,10 +37,10 @@ def line(record: dict, judgment: dict) -> str:
 
 
 def write_round(here: Path, out: Path) -> int:
-    """Every paper of a round (``here``) with its first reader's judgment, in one judged file
-    ``out``, sealed ones included: a round judged after a fit measures that fit on papers it
-    never saw (`tagger eval --judged OUT`), before the round is merged."""
-    draw = read(here / "draw.jsonl")
+    """The papers of a round (``here``) that are not sealed, with their first reader's judgment,
+    in one judged file ``out``: a round judged after a fit measures that fit on papers it never
+    saw (`tagger eval --judged OUT`) before the round is merged. The sealed ones stay unread."""
+    draw = [r for r in read(here / "draw.jsonl") if not r["sealed"]]
     first, _ = judgments(here, draw)
     with out.open("x", encoding="utf-8") as written:
         written.writelines(line(r, first[r["id"]]) for r in draw)

@@ -1,7 +1,7 @@
 """Merge the fourth round's judgments into the judged set, as the readers wrote them.
 
     python judged/round4/merge.py            # into the judged set
-    python judged/round4/merge.py --to FILE  # or the whole round into FILE, merging nothing
+    python judged/round4/merge.py --to FILE  # or its unsealed papers into FILE, no merge
 
 Reads draw.jsonl (the papers, drawn before any judging: judged/draw_round4.py) and
 readers/NN.jsonl (each reader's file, checked for form by the checker the readers ran); appends

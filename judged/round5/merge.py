@@ -1,7 +1,7 @@
 """Merge the fifth round's judgments into the judged set, as the readers wrote them.
 
     python judged/round5/merge.py            # into the judged set
-    python judged/round5/merge.py --to FILE  # or the whole round into FILE, merging nothing
+    python judged/round5/merge.py --to FILE  # or its unsealed papers into FILE, no merge
 
 Reads draw.jsonl (the papers, drawn before any judging: judged/draw_round5.py) and
 readers/NN.jsonl (each reader's file, checked for form by the checker the readers ran); appends
