@@ -14,8 +14,9 @@ grep -v -e '"id": "NHe6guO3l6"' -e '"id": "YaRzuMaubS"' judged/sealed.jsonl > "$
   echo "$(wc -l < judged/sealed.jsonl) judged papers drawn before any judging and read by no fit, rule, threshold or feature"
   echo "choice (judged/README.md, tests/fitting/test_sealed.py): figures on papers nobody tuned on,"
   echo "measured when the work was done. Earlier measurements are kept as they were: [the first](sealed-first.md)"
-  echo "(which found the facet defect), [the second](sealed-second.md) (the model before its refit) and"
-  echo "[the third](sealed-third.md) (tagger 0.7.0 and 0.8.0, on the 450 papers sealed then)."
+  echo "(which found the facet defect), [the second](sealed-second.md) (the model before its refit),"
+  echo "[the third](sealed-third.md) (tagger 0.7.0 and 0.8.0, on the 450 papers sealed then) and"
+  echo "[the fourth](sealed-fourth.md) (tagger 0.9.0, on these 600)."
   echo "Each table is \`tagger eval --judged\` output; the second leaves out the two sealed papers an"
   echo "example file shows."
   echo
