@@ -13,12 +13,13 @@ rules of judged/README.md.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from rounds import judgments, paper, read  # noqa: E402  (beside this script)
 
 from tagger.corpus.judged import evaluate_judged  # noqa: E402
 from tagger.records import AreaTag, Paper, Provenance, TaggedPaper  # noqa: E402
@@ -63,24 +64,22 @@ def _as_tagged(record: dict, judged_by: dict, taxonomy) -> TaggedPaper:
 
 def _merged() -> tuple[dict[str, dict], list[dict]]:
     """The first readers' papers and the second reader's, as merged into judged/."""
-    first = {}
-    for name in ("judged.jsonl", "sealed.jsonl"):
-        for line in (ROOT / "judged" / name).open(encoding="utf-8"):
-            record = json.loads(line)
-            first[record["id"]] = record
-    second = [json.loads(line) for line in (ROOT / "judged" / "second-reader.jsonl").open()]
-    return first, second
+    first = {
+        record["id"]: record
+        for name in ("judged.jsonl", "sealed.jsonl")
+        for record in read(ROOT / "judged" / name)
+    }
+    return first, read(ROOT / "judged" / "second-reader.jsonl")
 
 
 def _of_round(here: Path) -> tuple[dict[str, dict], list[dict]]:
     """The same of one round not yet merged: its draw and its readers' files."""
-    sys.path.insert(0, str(ROOT / "judged"))
-    from rounds import judgments, line, read
-
     draw = read(here / "draw.jsonl")
     first, second = judgments(here, draw)
-    first_lines = {r["id"]: json.loads(line(r, first[r["id"]])) for r in draw}
-    return first_lines, [json.loads(line(r, second[r["id"]])) for r in draw if r["id"] in second]
+    return (
+        {r["id"]: paper(r, first[r["id"]]) for r in draw},
+        [paper(r, second[r["id"]]) for r in draw if r["id"] in second],
+    )
 
 
 def main() -> int:

@@ -49,6 +49,22 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def later_round(
+    argv: list[str], seed: int, counts: dict[str, int], untitled: int, second: int
+) -> int:
+    """A round after the third, drawn as :func:`draw` draws, none of it already judged or sealed,
+    written to stdout (``argv[1]``: the data directory, data/ by default)."""
+    data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
+    taken = [
+        json.loads(line)
+        for name in ("judged.jsonl", "sealed.jsonl")
+        for line in (ROOT / "judged" / name).open(encoding="utf-8")
+    ]
+    for record in draw(data, taken, seed, counts, untitled, second):
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return 0
+
+
 def draw(
     data: Path,
     taken_records: list[dict],

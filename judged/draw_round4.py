@@ -17,11 +17,9 @@ seeded 15% of each kind is sealed (150), and a seeded 200 of the others go to a 
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-from draw_round3 import ROOT, draw
+from draw_round3 import later_round
 
 SEED = 20261206
 DRAW = {"corpus-2020-2023": 850, "iclr2024-topics": 150}
@@ -30,15 +28,7 @@ SECOND_READER = 200
 
 
 def main(argv: list[str]) -> int:
-    data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
-    taken = [
-        json.loads(line)
-        for name in ("judged.jsonl", "sealed.jsonl")
-        for line in (ROOT / "judged" / name).open(encoding="utf-8")
-    ]
-    for record in draw(data, taken, SEED, DRAW, UNTITLED, SECOND_READER):
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return 0
+    return later_round(argv, SEED, DRAW, UNTITLED, SECOND_READER)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,9 @@ fitted: that fit never saw it.
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-from draw_round3 import ROOT, draw
+from draw_round3 import later_round
 
 SEED = 2026120605
 DRAW = {"corpus-2020-2023": 800, "iclr2024-topics": 200}
@@ -27,15 +25,7 @@ SECOND_READER = 200
 
 
 def main(argv: list[str]) -> int:
-    data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
-    taken = [
-        json.loads(line)
-        for name in ("judged.jsonl", "sealed.jsonl")
-        for line in (ROOT / "judged" / name).open(encoding="utf-8")
-    ]
-    for record in draw(data, taken, SEED, DRAW, UNTITLED, SECOND_READER):
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return 0
+    return later_round(argv, SEED, DRAW, UNTITLED, SECOND_READER)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,21 @@
-"""What merging a judged round reads and writes, for every round's merge.py: the readers' files
-of a round collected, and a judged paper written as a line of the judged set."""
+"""What merging a judged round reads and writes: the readers' files of a round collected, and a
+judged paper written as a line of the judged set. Rounds 4 on are merged by it:
+
+    python judged/rounds.py judged/round5            # into the judged set
+    python judged/rounds.py judged/round5 --to FILE  # or its unsealed papers into FILE, no merge
+
+A round's directory holds draw.jsonl (the papers, drawn before any judging: judged/draw_roundN.py)
+and readers/NN.jsonl (each reader's file as written, checked for form by the checker the readers
+ran; a second reader's are second-K.jsonl). Merging appends its unsealed papers to judged.jsonl,
+its sealed ones to sealed.jsonl, and the second reader's judgments to second-reader.jsonl; each
+paper line: {"id", "source", "venue", "year", "title", "abstract", "judged"}, the judgment copied
+unchanged.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -29,11 +41,15 @@ def judgments(here: Path, draw: list[dict]) -> tuple[dict[str, dict], dict[str, 
     return first, second
 
 
+def paper(record: dict, judgment: dict) -> dict:
+    """A drawn paper and its judgment as a paper of the judged set."""
+    keys = ("id", "source", "venue", "year", "title", "abstract")
+    return {key: record[key] for key in keys} | {"judged": judgment}
+
+
 def line(record: dict, judgment: dict) -> str:
     """A drawn paper and its judgment as a line of the judged set."""
-    keys = ("id", "source", "venue", "year", "title", "abstract")
-    paper = {key: record[key] for key in keys} | {"judged": judgment}
-    return json.dumps(paper, ensure_ascii=False) + "\n"
+    return json.dumps(paper(record, judgment), ensure_ascii=False) + "\n"
 
 
 def write_round(here: Path, out: Path) -> int:
@@ -76,3 +92,12 @@ def append(here: Path) -> int:
             out.writelines(lines)
         print(f"{name}: {len(lines)} papers added")
     return 0
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if len(args) == 3 and args[1] == "--to":
+        raise SystemExit(write_round(Path(args[0]), Path(args[2])))
+    if len(args) != 1:
+        raise SystemExit("usage: python judged/rounds.py ROUND_DIR [--to FILE]")
+    raise SystemExit(append(Path(args[0])))
