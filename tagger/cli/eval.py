@@ -22,6 +22,7 @@ from .options import (
     progress_option,
     settings_options,
     taxonomy_option,
+    top_option,
 )
 
 
@@ -63,6 +64,7 @@ from .options import (
     help="Also write the tagged papers here, to evaluate again without tagging.",
 )
 @settings_options(TaggerConfig, "model")
+@top_option
 @json_option
 @progress_option
 def eval_(

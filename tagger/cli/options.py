@@ -102,6 +102,28 @@ def settings_options(settings: type[Settings], *names: str) -> Decorator:
     return decorate
 
 
+def top_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--top K: the K likeliest topic areas of every paper, whatever their scores, for users who
+    rank rather than filter (min_tags and max_tags K; facets are still listed from --min-score).
+    Goes just below settings_options, whose ``config`` it changes."""
+
+    @functools.wraps(command)
+    def ranked(*args: Any, top: int | None, config: Any, **kwargs: Any) -> Any:
+        if top is not None:
+            if given("max_tags"):
+                raise click.UsageError("--top K lists K tags a paper: give it or --max-tags")
+            config = dataclasses.replace(config, min_tags=top, max_tags=top)
+        return command(*args, config=config, **kwargs)
+
+    return click.option(
+        "--top",
+        type=click.IntRange(min=1),
+        metavar="K",
+        help="List the K likeliest topic areas of every paper, whatever their scores (to rank "
+        "rather than filter): each tag still has its score, the probability that it is right.",
+    )(ranked)
+
+
 def renamed_option(name: str, dest: str, *, formerly: str, **attrs: Any) -> Decorator:
     """The option ``name``, its value passed as ``dest``, once spelt ``formerly``: that spelling
     is still read, left out of the help, with a note on stderr that names the new one."""

@@ -27,6 +27,7 @@ from .options import (
     renamed_option,
     settings_options,
     taxonomy_option,
+    top_option,
     warning,
     workers_option,
 )
@@ -146,6 +147,7 @@ def _check_run(ctx: click.Context) -> None:
     "embedding_backend",
     "model",
 )
+@top_option
 @workers_option(
     "Processes tagging in parallel; output is identical for any number. Default: one per "
     "core this process may use (input that fits in one batch is tagged in this process).",

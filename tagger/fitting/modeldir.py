@@ -56,6 +56,7 @@ def save_model(
                 "sha256": taxonomy.sha256,
                 "source": taxonomy.source,
                 "areas": len(taxonomy.areas),
+                "ids": [area.id for area in taxonomy.areas],
             },
             "fitted_on": dict(fitted_on),
             "tagger_version": tagger_version(),

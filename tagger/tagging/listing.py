@@ -10,11 +10,11 @@ from ..config import TaggerConfig
 from ..records import AreaTag
 from ..taxonomy.model import Taxonomy
 from .proposing import AreaCandidate, Proposal, evidence
-from .weigher import Weigher
+from .weigher import Weigher, Weighing
 
 
 def list_tags(
-    proposal: Proposal, weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    proposal: Proposal, weigher: Weigher | Weighing, taxonomy: Taxonomy, config: TaggerConfig
 ) -> tuple[list[AreaTag], list[AreaTag]]:
     """A paper's topic tags and facet tags: its candidates scored by the weigher and listed by
     :func:`select` and :func:`select_facet`, the facets the ``max_tags`` likeliest of every
@@ -48,7 +48,10 @@ def list_tags(
 
 
 def select(
-    found: list[AreaCandidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    found: list[AreaCandidate],
+    weigher: Weigher | Weighing,
+    taxonomy: Taxonomy,
+    config: TaggerConfig,
 ) -> list[tuple[str, float]]:
     """The topic tags to list, (area, score), the paper's main area first.
 
@@ -60,9 +63,10 @@ def select(
     the likeliest area below it (:func:`_stepping_aside`). So a lower ``min_score`` lists
     the same tags with the same scores, and more. They come in the order of the weigher's
     ``main`` model (what the paper is mainly about first), an area before the areas above it."""
-    areas, rows = [c.area for c in found], [c.features for c in found]
-    right = dict(zip(areas, weigher.right.scores(rows), strict=True))
-    main = dict(zip(areas, weigher.main.scores(rows), strict=True))
+    areas = [c.area for c in found]
+    rights, mains = weigher.weigh(found)
+    right = dict(zip(areas, rights, strict=True))
+    main = dict(zip(areas, mains, strict=True))
     listable = [a for a in right if not _stood_in_for(a, right, taxonomy, config.specific_at)]
     best = sorted(listable, key=lambda a: (-right[a], a))
     kept = [a for a in best if right[a] >= config.min_score][: config.max_tags]
@@ -96,7 +100,10 @@ def select(
 
 
 def select_facet(
-    found: list[AreaCandidate], weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    found: list[AreaCandidate],
+    weigher: Weigher | Weighing,
+    taxonomy: Taxonomy,
+    config: TaggerConfig,
 ) -> list[tuple[str, float]]:
     """The facet tags to list, (area, score), best first: the facet's values (never its root)
     the weigher's facet model scores at ``min_score`` or more, at most ``max_tags``. Unlike

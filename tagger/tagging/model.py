@@ -38,7 +38,7 @@ from .areas import AreaModel
 from .neighbours import NeighbourIndex, abstract_key, in_space
 from .reading import Reading
 from .votes import Votes, votes_of
-from .weigher import Weigher
+from .weigher import Weigher, Weighing
 
 RECORD = "model.json"
 FORMAT = 2  # the layout of the model directories this version writes and reads (see FORMER)
@@ -172,6 +172,19 @@ class FittedModel:
         kept = {name: fit[name] for name in ("neighbours", "judged_neighbours") if name in fit}
         return former | {"settings": former["settings"] | kept}
 
+    @cached_property
+    def area_ids(self) -> frozenset[str] | None:
+        """The ids of the areas of the taxonomy this model was fitted for: as its record lists
+        them, or (a model fitted before 0.11.0, which counted them) as that taxonomy has them if
+        it is the packaged one or one kept in the cache; None if neither."""
+        ids = self.record.get("taxonomy", {}).get("ids")
+        if ids is not None:
+            return frozenset(ids)
+        from ..taxonomy.store import tagged_with
+
+        fitted_for = tagged_with(self.taxonomy_sha256)
+        return None if fitted_for is None else frozenset(a.id for a in fitted_for.areas)
+
     def serves(self, taxonomy: Taxonomy) -> bool:
         """Whether this model was fitted for ``taxonomy``, or for a taxonomy it extends."""
         return self.taxonomy_sha256 in (taxonomy.sha256, *taxonomy.based_on)
@@ -277,8 +290,29 @@ class Learned:
         """The model as a tagged line's provenance names it (FittedModel.identity)."""
         return self.model.identity + ("" if self.serving else " (first stage)")
 
+    @cached_property
+    def new_areas(self) -> frozenset[str]:
+        """The areas of the taxonomy the model serves that it was not fitted for (an overlay's
+        new areas): the first stage weighs them (weigher.Weighing). Empty if the model does not
+        serve the taxonomy (the first stage weighs every area) or does not say which areas it
+        was fitted for."""
+        fitted = self.model.area_ids if self.serving else None
+        if fitted is None:
+            return frozenset()
+        return frozenset(area.id for area in self.taxonomy.areas) - fitted
+
     def note(self) -> str | None:
-        """What a user of another taxonomy than the model's should know, or None."""
+        """What a user of another taxonomy than the model's, or of an overlay that adds areas,
+        should know, or None."""
+        if self.serving and self.new_areas:
+            new = sorted(self.new_areas)
+            named = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            model = "the packaged model" if self.model.shipped else f"the model {self.model.where}"
+            return (
+                f"{named}: {len(new)} area{'s' * (len(new) != 1)} {model} was not fitted for, "
+                "weighed by rule evidence and similarity alone; tagger fit --taxonomy "
+                f"{self.taxonomy.source or 'TAXONOMY'} fits a model that knows them"
+            )
         if self.serving:
             return None
         return (
@@ -312,11 +346,16 @@ class Learned:
                 )
 
     @cached_property
-    def weigher(self) -> Weigher:
-        weigher = self.model.part("weigher" if self.serving else "rules")
-        if weigher is None:
+    def weigher(self) -> Weigher | Weighing:
+        """The fitted weigher; the first stage's for areas the model was not fitted for
+        (:attr:`new_areas`), and for every area of a taxonomy it does not serve."""
+        first_stage = self.model.part("rules")
+        fitted = self.model.part("weigher") if self.serving else first_stage
+        if fitted is None or first_stage is None:
             raise TaggerError(f"{self.model.label} has no weigher")
-        return weigher
+        if self.new_areas:
+            return Weighing(fitted, first_stage, self.new_areas)
+        return fitted
 
     @cached_property
     def neighbour_indexes(self) -> dict[str, tuple[NeighbourIndex, int]]:

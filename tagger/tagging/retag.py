@@ -11,7 +11,7 @@ its provenance changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 
 import numpy as np
@@ -40,7 +40,7 @@ class Retagger:
         self.taxonomy = taxonomy
         self.config = config if config is not None else TaggerConfig()
         self.reader = Reader(self.taxonomy, self.config, words_only=True)
-        self._untouched_by: dict[str, Callable[[TaggedPaper], bool]] = {}  # by old taxonomy
+        self._untouched_by: dict[str, Untouched | None] = {}  # by old taxonomy's sha256
         self._workers: Workers | None = None
 
     @cached_property
@@ -59,10 +59,17 @@ class Retagger:
     def retag_batch(self, records: list[TaggedPaper]) -> list[TaggedPaper]:
         """The papers of ``records`` tagged again with this retagger's taxonomy."""
         model = self.provenance.model
-        untouched = [
-            r.provenance.model == model and self._untouched(r.provenance.taxonomy_sha256)(r)
-            for r in records
-        ]
+        untouched = [False] * len(records)
+        by_taxonomy: dict[str, list[int]] = {}
+        for k, record in enumerate(records):
+            if record.provenance.model == model:
+                by_taxonomy.setdefault(record.provenance.taxonomy_sha256, []).append(k)
+        for sha256, rows in by_taxonomy.items():
+            judge = self._untouched(sha256)
+            if judge is None:
+                continue
+            for k, same in zip(rows, judge.cleared([records[k] for k in rows]), strict=True):
+                untouched[k] = same
         todo = [record for record, same in zip(records, untouched, strict=True) if not same]
         readings = self.reader.read_again(
             [record.paper for record in todo],
@@ -83,16 +90,16 @@ class Retagger:
         workers = checked_workers(workers, "Retagger.retag_many", embedder_given=False)
         return in_batches(records, RETAG_BATCH, workers, self.retag_batch, self._pool)
 
-    def _untouched(self, sha256: str) -> Callable[[TaggedPaper], bool]:
+    def _untouched(self, sha256: str) -> Untouched | None:
         """For lines tagged with the taxonomy of ``sha256``: which of them this taxonomy cannot
-        change (none, if that taxonomy is not in the cache)."""
+        change; None (read them all again) if that taxonomy is not in the cache."""
         known = self._untouched_by
         if sha256 not in known:
             old = self.taxonomy if sha256 == self.taxonomy.sha256 else tagged_with(sha256)
             known[sha256] = (
                 Untouched(old, self.taxonomy, self.reader.nlp, self.learned.neighbour_indexes)
                 if old is not None
-                else _never
+                else None
             )
         return known[sha256]
 
@@ -122,10 +129,6 @@ class Retagger:
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.close(wait=kind is None)
-
-
-def _never(record: TaggedPaper) -> bool:
-    return False
 
 
 _worker_retagger: Retagger | None = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import regex
@@ -41,8 +41,8 @@ from .neighbours import NeighbourIndex, abstract_key
 
 
 class Untouched:
-    """``untouched(record)``: whether ``record``, tagged with ``old``, is tagged the same with
-    ``new`` (True is certain; False means: read it again)."""
+    """``untouched.cleared(records)``: whether each record, tagged with ``old``, is tagged the
+    same with ``new`` (True is certain; False means: read it again)."""
 
     def __init__(
         self,
@@ -72,17 +72,34 @@ class Untouched:
                     else:
                         self.phrases[stems] = _adjacent(stems)
 
-    def __call__(self, record: TaggedPaper) -> bool:
+    def cleared(self, records: Sequence[TaggedPaper]) -> list[bool]:
+        """For each record, whether it is tagged the same with the new taxonomy (True is
+        certain; False means: read it again). The neighbours of all of them are found at once:
+        one pass over each index, not one a record."""
         if self.everything:
-            return False
+            return [False] * len(records)
+        near = self._near_dirty(records)
+        return [
+            not dirty and self._holds_no_rule(r) for r, dirty in zip(records, near, strict=True)
+        ]
+
+    def _near_dirty(self, records: Sequence[TaggedPaper]) -> list[bool]:
+        """For each record, whether it has no stored vector, or a neighbour the fitted model
+        reads is tagged with a dirty area (its votes may differ)."""
+        found = [not record.vector for record in records]
+        with_vector = [k for k, record in enumerate(records) if record.vector]
+        codes = [vectors.decode(records[k].vector or "") for k in with_vector]
+        keys = [abstract_key(records[k].paper.abstract) for k in with_vector]
+        for index, n in self.indexes.values():
+            for k, near in zip(with_vector, index.nearest(codes, keys, n), strict=True):
+                found[k] = found[k] or any(
+                    area in self.dirty for j, _ in near for area in index.tags_of(j)
+                )
+        return found
+
+    def _holds_no_rule(self, record: TaggedPaper) -> bool:
+        """Whether the record's text and keyphrases hold none of the changed rules."""
         paper = record.paper
-        for index, k in self.indexes.values():
-            if not record.vector:
-                return False
-            codes, keys = [vectors.decode(record.vector)], [abstract_key(paper.abstract)]
-            [near] = index.nearest(codes, keys, k)
-            if any(area in self.dirty for j, _ in near for area in index.tags_of(j)):
-                return False
         text = f"{clean(paper.title or '')}\n{clean(paper.abstract)}"
         if any(acronym in text for acronym in self.acronyms):
             return False

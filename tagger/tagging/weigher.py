@@ -177,6 +177,11 @@ class Weigher:
         """The probability that facet value ``area`` (type.theory, ...) is right."""
         return (self.facets.get(area) or self.facets[ANY_FACET])(features)
 
+    def weigh(self, candidates: Sequence[Any]) -> tuple[list[float], list[float]]:
+        """Each candidate's (anything with ``features``) right and main scores."""
+        rows = [candidate.features for candidate in candidates]
+        return self.right.scores(rows), self.main.scores(rows)
+
     @classmethod
     def load(cls, path: str | Path) -> Weigher:
         """The weigher in the file at ``path`` (a model directory's: tagging.model)."""
@@ -200,6 +205,36 @@ class Weigher:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Weighing:
+    """The weigher of each area of a taxonomy a model serves: the fitted weigher for the areas
+    the model was fitted for, and the first stage's, which reads rule evidence and similarity
+    alone, for the areas it never saw (those an overlay adds, ``new``). The fitted weigher
+    gives an area nobody judged a score near nil (no neighbour placed a paper there, the area
+    model has no head for it), whatever its rules found; the first stage reads what they found,
+    as it does for every area of a taxonomy no model was fitted for."""
+
+    fitted: Weigher
+    first_stage: Weigher
+    new: frozenset[str]
+
+    def weigher_of(self, area: str) -> Weigher:
+        return self.first_stage if area in self.new else self.fitted
+
+    def facet(self, area: str, features: Mapping[str, float]) -> float:
+        return self.weigher_of(area).facet(area, features)
+
+    def weigh(self, candidates: Sequence[Any]) -> tuple[list[float], list[float]]:
+        """Each candidate's right and main scores, by its area's weigher."""
+        right, main = self.fitted.weigh(candidates)
+        new = [k for k, candidate in enumerate(candidates) if candidate.area in self.new]
+        if new:
+            first_right, first_main = self.first_stage.weigh([candidates[k] for k in new])
+            for k, r, m in zip(new, first_right, first_main, strict=True):
+                right[k], main[k] = r, m
+        return right, main
 
 
 def _written(model: Any) -> dict[str, Any]:

@@ -53,6 +53,10 @@ class Scores:
         self.right = _Scored(right.__getitem__)
         self.main = _Scored(lambda area: main.get(area, right[area]))
 
+    def weigh(self, candidates):
+        rows = [candidate.features for candidate in candidates]
+        return self.right.scores(rows), self.main.scores(rows)
+
 
 def _listed(right, main=None, **settings):
     """What select lists."""

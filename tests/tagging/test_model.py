@@ -130,3 +130,61 @@ def test_a_model_refitted_into_the_same_directory_is_read_anew(tmp_path):
     after = second.part("weigher")
     assert after is not before and after.right.names != before.right.names
     assert after.right.names == FittedModel.load().part("rules").right.names
+
+
+NEW_AREA = """\
+extends: base.yaml
+version: new-area
+areas:
+  - id: graphs.molecules
+    name: Molecular graphs
+    parent: graphs
+    description: Learning on the graphs of molecules.
+    aliases: [molecular graph, molecule generation]
+"""
+
+
+def test_an_overlays_new_area_is_weighed_by_the_first_stage_and_listed(tmp_path):
+    """The fitted weigher never saw an area an overlay adds (no neighbour placed a paper there,
+    the area model has no head for it): the first stage, which reads its rule evidence, weighs
+    it; the areas the model was fitted for are weighed as without the overlay."""
+    shutil.copy(MINI_TAXONOMY, tmp_path / "base.yaml")
+    (tmp_path / "overlay.yaml").write_text(NEW_AREA)
+    model = model_dir(tmp_path / "m", MINI_TAXONOMY)
+    config = TaggerConfig(model=str(model))
+    paper = Paper(
+        abstract="Molecular graph generation with graph learning: molecule generation by message "
+        "passing over molecular graphs, with reinforcement learning as a baseline."
+    )
+    tagger = Tagger.from_taxonomy(tmp_path / "overlay.yaml", config, embedder=HashEmbedder())
+    assert tagger.learned.new_areas == {"graphs.molecules"}
+    assert "graphs.molecules: 1 area the model" in tagger.learned.note()
+    [tagged] = tagger.tag_batch([paper])
+    scores = {tag.id: tag.score for tag in tagged.tags}
+    assert "graphs.molecules" in scores  # listed (here first, the root's likeliest child)
+
+    from tagger.tagging.proposing import propose_paper
+
+    [reading] = tagger.reader.read([paper])
+    [votes] = tagger.learned.votes([reading])
+    found = {c.area: c for c in propose_paper(reading, votes, tagger.taxonomy, config).candidates}
+    first, fitted = FittedModel.load(model).part("rules"), FittedModel.load(model).part("weigher")
+    assert scores["graphs.molecules"] == round(first.right(found["graphs.molecules"].features), 4)
+    for area in set(scores) - {"graphs.molecules"}:
+        assert scores[area] == round(fitted.right(found[area].features), 4)
+
+    base = Tagger.from_taxonomy(MINI_TAXONOMY, config, embedder=HashEmbedder())
+    assert base.learned.new_areas == set() and base.learned.note() is None
+
+
+def test_the_areas_of_a_model_fitted_before_they_were_recorded_are_the_taxonomys(tmp_path):
+    """A model whose record counts its taxonomy's areas without naming them (before 0.11.0)
+    knows them from the taxonomy, when it is the packaged one or kept in the cache."""
+    record = json.loads((FittedModel.load().where / RECORD).read_text())
+    assert "ids" not in record["taxonomy"]  # the packaged model predates the list
+    from tagger.taxonomy.loading import load_taxonomy
+
+    assert FittedModel.load().area_ids == {area.id for area in load_taxonomy().areas}
+    assert FittedModel.load(model_dir(tmp_path / "m", MINI_TAXONOMY)).area_ids == {
+        area.id for area in load_taxonomy(MINI_TAXONOMY).areas
+    }

@@ -243,11 +243,11 @@ def test_each_kind_of_change_retags_to_what_tag_writes(tmp_path, change, monkeyp
     _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
     after = _tag(overlay, tmp_path / "after.jsonl")
     cleared = []
-    judge = tagger.tagging.untouched.Untouched.__call__
+    judge = tagger.tagging.untouched.Untouched.cleared
     monkeypatch.setattr(
         tagger.tagging.untouched.Untouched,
-        "__call__",
-        lambda self, r: cleared.append(judge(self, r)) or cleared[-1],
+        "cleared",
+        lambda self, records: cleared.extend(judge(self, records)) or cleared[-len(records) :],
     )
     retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
     assert (tmp_path / "re.jsonl").read_bytes() == after
