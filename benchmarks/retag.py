@@ -9,7 +9,10 @@ waits for), peak RSS of its process tree sampled every 0.2 s:
   1. tag the papers with the shipped taxonomy (the corpus a group already has);
   2. tag them with the overlay (what retag must reproduce);
   3. retag step 1's output with the overlay, one process and two;
-  4. compare the bytes of 2 and 3, and diff 1 against 3.
+  4. compare the bytes of 2 and 3, and diff 1 against 3;
+  5. for each area the overlay adds: the papers whose title or abstract names one of its
+     aliases (word by word, case aside, a plural 's' allowed), and how many of them, and of
+     all papers, list it.
 Every run uses its best setting on this machine: `tag` one worker per core (its default), retag
 as given. The ratio is step 2's wall time over step 3's.
 """
@@ -79,6 +82,36 @@ def main() -> None:
         f"{same[1]} (1 worker), {same[2]} (2 workers)\n"
     )
     print(diff.stdout.rstrip())
+    print()
+    print(new_areas(args.overlay, tagged))
+
+
+def new_areas(overlay: Path, tagged: Path) -> str:
+    """A table: each area the overlay adds, the papers that name it and those that list it."""
+    import json
+    import re
+
+    from tagger.taxonomy.loading import load_taxonomy
+
+    base, new = load_taxonomy(), load_taxonomy(overlay)
+    records = [json.loads(line) for line in tagged.open(encoding="utf-8")]
+    lines = [
+        "| new area | papers naming it | ... listing it | papers listing it |",
+        "| --- | --- | --- | --- |",
+    ]
+    for area in new.areas:
+        if area.id in base.by_id:
+            continue
+        names = re.compile(
+            r"(?i)\b(?:" + "|".join(re.escape(a) + "s?" for a in area.aliases) + r")\b"
+        )
+        naming = [
+            r for r in records if names.search(f"{r['paper'].get('title') or ''} {r['paper']['abstract']}")
+        ]
+        listing = [r for r in records if any(t["id"] == area.id for t in r["tags"])]
+        named_and_listed = sum(any(t["id"] == area.id for t in r["tags"]) for r in naming)
+        lines.append(f"| {area.id} | {len(naming)} | {named_and_listed} | {len(listing)} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ taxonomy and for a user's alike.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,7 +31,7 @@ from ..io.readers import read_papers
 from ..records import TaggedPaper
 from ..tagging.model import FittedModel
 from ..tagging.neighbours import abstract_key, space_of
-from ..tagging.pipeline import Tagger
+from ..tagging.pipeline import Tagger, learned_for, provenance_of, tagged_papers
 from ..tagging.reading import Reader
 from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
@@ -151,7 +152,7 @@ def fit_model(
     ``judged_paths`` (with ``labels``, to their field of that name: papers.read_judged),
     measured held out (and, with ``before``, as the model in use now tags them), and write it
     to ``out`` if given; see the module. The papers of ``exclude`` reach no index."""
-    log = log or _note
+    log = log or _Progress()
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
     loaded = load_taxonomy(taxonomy)
@@ -226,9 +227,10 @@ def fit_model(
     )
     if before:
         log("tagging them as the model in use now does ...")
-        records_now, result.before_label = tagged_now(judged, taxonomy, config)
+        records_now, result.before_ranked, result.before_label = tagged_now(
+            judged, taxonomy, config, reader.embedder.name
+        )
         result.before = evaluate_judged(records_now, loaded, source="before", judgments=judgments)
-        result.before_ranked, _ = tagged_now(judged, taxonomy, replace(config, min_score=0.0))
     if curve:
         figures.draw({"held out": curve_points}, config.min_score, curve)
     if out is None:
@@ -262,23 +264,43 @@ def fit_model(
 
 
 def tagged_now(
-    judged: Sequence[JudgedPaper], taxonomy: str | Path | None, config: TaggerConfig
-) -> tuple[list[TaggedPaper], str]:
+    judged: Sequence[JudgedPaper],
+    taxonomy: str | Path | None,
+    config: TaggerConfig,
+    embedder: str,
+) -> tuple[list[TaggedPaper], list[TaggedPaper], str]:
     """The judged papers as the model in use for ``taxonomy`` tags them now (with the settings
-    it was fitted with), and what that model is."""
+    it was fitted with): its tags, every candidate listed (min_score 0) in order, and what that
+    model is. Papers the fit read with those settings are not read again."""
     model = FittedModel.load(backend=config.embedding_backend)
-    config = replace(config, model="", **model.features["settings"])
-    with Tagger.from_taxonomy(taxonomy, config) as tagger:
-        papers = [item.paper for item in judged]
-        records: list[TaggedPaper] = []
-        for start in range(0, len(papers), config.batch_size):
-            records += tagger.tag_batch(papers[start : start + config.batch_size])
-        learned = tagger.learned
-        if learned.serving:
-            label = learned.model.label
-        else:
-            label = "rules and descriptions alone (no model fitted for this taxonomy)"
-        return records, label
+    now = replace(config, model="", **model.features["settings"])
+    loaded = load_taxonomy(taxonomy)
+    if now.shaping("evidence", "votes") == config.shaping("evidence", "votes"):
+        learned = learned_for(loaded, now, embedder)
+        readings = [item.reading for item in judged]
+        provenance = provenance_of(loaded, now, embedder, learned)
+        listed = [
+            tagged_papers(readings, learned, provenance, listing=replace(now, **settings))
+            for settings in ({}, {"min_score": 0.0})
+        ]
+    else:
+        listed = []
+        for settings in ({}, {"min_score": 0.0}):
+            with Tagger.from_taxonomy(taxonomy, replace(now, **settings)) as tagger:
+                papers = [item.paper for item in judged]
+                listed.append(
+                    [
+                        record
+                        for start in range(0, len(papers), now.batch_size)
+                        for record in tagger.tag_batch(papers[start : start + now.batch_size])
+                    ]
+                )
+                learned = tagger.learned
+    if learned.serving:
+        label = learned.model.label
+    else:
+        label = "rules and descriptions alone (no model fitted for this taxonomy)"
+    return listed[0], listed[1], label
 
 
 def _check_areas(judged: Sequence[JudgedPaper], taxonomy: Taxonomy, source: str) -> None:
@@ -297,5 +319,13 @@ def _check_areas(judged: Sequence[JudgedPaper], taxonomy: Taxonomy, source: str)
         )
 
 
-def _note(message: str) -> None:
-    print(message, file=sys.stderr)
+class _Progress:
+    """What a fit says on stderr as it goes, each line after the minutes and seconds since it
+    began ("[1:05] fitting on every judged paper ...")."""
+
+    def __init__(self) -> None:
+        self.began = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        minutes, seconds = divmod(int(time.monotonic() - self.began), 60)
+        print(f"[{minutes}:{seconds:02d}] {message}", file=sys.stderr, flush=True)

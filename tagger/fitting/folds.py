@@ -14,8 +14,10 @@ import numpy as np
 
 from ..config import AREA_C, AREA_TEXT_C, FOLDS, WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..records import TaggedPaper
+from ..tagging.listing import weighed
 from ..tagging.neighbours import NeighbourIndex
 from ..tagging.proposing import Proposal
+from ..tagging.weigher import Weighed
 from ..taxonomy.model import Taxonomy
 from . import areas as area_fit
 from . import calibration
@@ -44,6 +46,7 @@ class Fold:
     proposals: list[Proposal]  # of the test papers, with the votes of what was fitted
     fitted: FittedParts
     pairs: np.ndarray | None = None  # (score, right) of its candidates, when calibrated
+    weighed: Weighed | None = None  # its weigher's scores of them, once asked for (held_out)
 
 
 def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
@@ -176,7 +179,16 @@ def held_out(
     """Every judged paper as its fold's weigher lists it, with ``settings`` changed."""
     config = replace(config, **settings)
     return [
-        tagged(proposal, fold.fitted.weigher, taxonomy, config)
+        tagged(proposal, scores, taxonomy, config)
         for fold in folds
+        for scores in [_weighed(fold)]
         for proposal in fold.proposals
     ]
+
+
+def _weighed(fold: Fold) -> Weighed:
+    """The fold's weigher's scores of its held-out candidates, made once and kept: a fit lists
+    them at every --min-score of its curve."""
+    if fold.weighed is None or fold.weighed.weigher is not fold.fitted.weigher:
+        fold.weighed = weighed(fold.proposals, fold.fitted.weigher)
+    return fold.weighed

@@ -26,7 +26,15 @@ from ..tagging.listing import list_tags
 from ..tagging.neighbours import NeighbourIndex
 from ..tagging.proposing import AreaCandidate, Proposal, propose_paper
 from ..tagging.votes import votes_of
-from ..tagging.weigher import ANY_FACET, RULE_FEATURES, WEIGHER_FEATURES, Model, Weigher, fitted
+from ..tagging.weigher import (
+    ANY_FACET,
+    RULE_FEATURES,
+    WEIGHER_FEATURES,
+    Model,
+    Weighed,
+    Weigher,
+    fitted,
+)
 from ..taxonomy.model import Taxonomy
 from .papers import IndexPaper, JudgedPaper
 
@@ -162,7 +170,7 @@ def second_stage(
 
 
 def tagged(
-    proposal: Proposal, weigher: Weigher, taxonomy: Taxonomy, config: TaggerConfig
+    proposal: Proposal, weigher: Weigher | Weighed, taxonomy: Taxonomy, config: TaggerConfig
 ) -> TaggedPaper:
     """The paper of a proposal, its candidates listed as tagging lists them
     (tagging.listing.list_tags); without keyphrases and provenance, which no measure reads."""

@@ -4,17 +4,35 @@ candidates to its tags."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..config import TaggerConfig
 from ..records import AreaTag
 from ..taxonomy.model import Taxonomy
 from .proposing import AreaCandidate, Proposal, evidence
-from .weigher import Weigher, Weighing
+from .weigher import Weighed, Weigher, Weighing
+
+
+def weighed(proposals: Sequence[Proposal], weigher: Weigher | Weighing | Weighed) -> Weighed:
+    """The weigher's scores of every topic candidate of ``proposals``, made at once: list each
+    proposal's tags with it (:func:`list_tags`), for the same tags faster."""
+    if isinstance(weigher, Weighed):
+        weigher = weigher.weigher
+    topics = [
+        candidate
+        for proposal in proposals
+        for group in proposal.groups
+        if group.facet is None
+        for candidate in group.candidates
+    ]
+    return Weighed(weigher, topics)
 
 
 def list_tags(
-    proposal: Proposal, weigher: Weigher | Weighing, taxonomy: Taxonomy, config: TaggerConfig
+    proposal: Proposal,
+    weigher: Weigher | Weighing | Weighed,
+    taxonomy: Taxonomy,
+    config: TaggerConfig,
 ) -> tuple[list[AreaTag], list[AreaTag]]:
     """A paper's topic tags and facet tags: its candidates scored by the weigher and listed by
     :func:`select` and :func:`select_facet`, the facets the ``max_tags`` likeliest of every
@@ -49,7 +67,7 @@ def list_tags(
 
 def select(
     found: list[AreaCandidate],
-    weigher: Weigher | Weighing,
+    weigher: Weigher | Weighing | Weighed,
     taxonomy: Taxonomy,
     config: TaggerConfig,
 ) -> list[tuple[str, float]]:
@@ -101,7 +119,7 @@ def select(
 
 def select_facet(
     found: list[AreaCandidate],
-    weigher: Weigher | Weighing,
+    weigher: Weigher | Weighing | Weighed,
     taxonomy: Taxonomy,
     config: TaggerConfig,
 ) -> list[tuple[str, float]]:

@@ -19,7 +19,7 @@ from ..records import Paper, Provenance, TaggedPaper
 from ..taxonomy.loading import load_taxonomy
 from ..taxonomy.model import Taxonomy
 from ..taxonomy.store import remember
-from .listing import list_tags
+from .listing import list_tags, weighed
 from .model import FittedModel, Learned
 from .proposing import propose_paper
 from .reading import Reader, Reading
@@ -128,16 +128,29 @@ class Tagger:
 
 
 def tagged_papers(
-    readings: Sequence[Reading], learned: Learned, provenance: Provenance
+    readings: Sequence[Reading],
+    learned: Learned,
+    provenance: Provenance,
+    *,
+    listing: TaggerConfig | None = None,
 ) -> list[TaggedPaper]:
     """Each read paper tagged: its votes gathered, its candidates proposed and listed (the one
-    path from a reading to its tags, for tagging and retagging alike)."""
-    weigher, taxonomy, config = learned.weigher, learned.taxonomy, learned.config
+    path from a reading to its tags, for tagging and retagging alike). ``listing``: list them
+    with these settings rather than ``learned``'s (the same but for those that only list, such
+    as min_score: a fit lists the papers it read at two thresholds)."""
+    taxonomy, config = learned.taxonomy, learned.config
+    if listing is not None and listing.shaping("evidence", "votes") != config.shaping(
+        "evidence", "votes"
+    ):
+        raise ValueError("listing settings must make the features as learned.config does")
+    proposals = [
+        propose_paper(reading, votes, taxonomy, config)
+        for reading, votes in zip(readings, learned.votes(readings), strict=True)
+    ]
+    scores = weighed(proposals, learned.weigher)
     found = []
-    for reading, votes in zip(readings, learned.votes(readings), strict=True):
-        tags, facets = list_tags(
-            propose_paper(reading, votes, taxonomy, config), weigher, taxonomy, config
-        )
+    for reading, proposal in zip(readings, proposals, strict=True):
+        tags, facets = list_tags(proposal, scores, taxonomy, listing or config)
         found.append(
             TaggedPaper(
                 paper=reading.paper,

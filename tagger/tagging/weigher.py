@@ -237,6 +237,29 @@ class Weighing:
         return right, main
 
 
+class Weighed:
+    """A weigher's scores of many papers' topic candidates, made in one call (a model of trees
+    costs about as much for one paper's candidates as for a batch's), and read back by
+    candidate: what listing them reads (tagging.listing), as it would read the weigher.
+    ``candidates``: anything with ``area`` and ``features``; every one asked for later must be
+    among them (the same objects)."""
+
+    def __init__(self, weigher: Weigher | Weighing, candidates: Sequence[Any]) -> None:
+        self.weigher = weigher
+        right, main = weigher.weigh(candidates)
+        self._scores = {
+            id(candidate): (r, m) for candidate, r, m in zip(candidates, right, main, strict=True)
+        }
+        self._kept = candidates  # their ids stay theirs while this lives
+
+    def facet(self, area: str, features: Mapping[str, float]) -> float:
+        return self.weigher.facet(area, features)
+
+    def weigh(self, candidates: Sequence[Any]) -> tuple[list[float], list[float]]:
+        scores = [self._scores[id(candidate)] for candidate in candidates]
+        return [r for r, _ in scores], [m for _, m in scores]
+
+
 def _written(model: Any) -> dict[str, Any]:
     if hasattr(model, "as_weigher_model"):  # trees
         return model.as_weigher_model()

@@ -174,3 +174,21 @@ def test_a_folds_reported_tags_are_what_tag_writes_with_its_model(tmp_path):
 @pytest.mark.slow
 def test_a_folds_reported_tags_are_what_tag_writes_with_the_real_models(tmp_path, embedder):
     folds_tagged_alike(tmp_path)
+
+
+def test_the_figures_before_a_fit_are_what_tag_writes_with_the_model_in_use(tmp_path):
+    """The fit lists the papers it read as the model in use lists them, without reading them
+    again: the same tags as `tagger tag` writes, at the threshold and with every candidate."""
+    fit_on, _, _ = papers(tmp_path, count=40)
+    done = fit_model([fit_on], taxonomy=AREAS, labels="primary_area", folds=2, workers=1)
+    taxonomy = load_taxonomy(AREAS)
+    judgments = {item.paper.id: item.judgment for item in done.judged}
+    with Tagger.from_taxonomy(AREAS) as tagger:
+        tagged = tagger.tag_batch([item.paper for item in done.judged])
+    now = evaluate_judged(tagged, taxonomy, source="before", judgments=judgments)
+    assert render_judged(now) == render_judged(done.before)
+    with Tagger.from_taxonomy(AREAS, TaggerConfig(min_score=0.0)) as tagger:
+        ranked = tagger.tag_batch([item.paper for item in done.judged])
+    assert [(r.paper, r.tags, r.facets) for r in ranked] == [
+        (r.paper, r.tags, r.facets) for r in done.before_ranked
+    ]
