@@ -12,6 +12,7 @@ measures the lot against the judged set, for each variant:
         --papers data/corpus-2020-2023.jsonl --papers data/iclr2025-keywords.jsonl \\
         --exclude judged/sealed.jsonl --cache DIR/cache       # ~45 min on 2 cores
     python benchmarks/weighers.py measure DIR               # ~1 min a variant, trees ~4
+    python benchmarks/weighers.py first DIR                 # the first stage, held out
 
 The first line of ``measure`` refits the weigher the fit made and must give the fit's own
 held-out figures (it checks). Every figure is held out by source group; the sealed split is not
@@ -207,6 +208,46 @@ def measure(directory: Path, only: str | None) -> None:
     listing._stood_in_for = stood_in_for
 
 
+def first_stage(directory: Path) -> None:
+    """How well the first stage's scores say how often a tag is right, held out: each fold's
+    first stage (rule evidence and similarity alone, what weighs an area no model was fitted
+    for: an overlay's new area, every area of a taxonomy without a model) scoring the rule
+    candidates of the papers it never saw, against the readers' verdicts, by tenth of score."""
+    import numpy as np
+
+    from tagger.fitting import calibration
+    from tagger.taxonomy.loading import load_taxonomy
+
+    with (directory / "result.pkl").open("rb") as f:
+        result = pickle.load(f)
+    taxonomy = load_taxonomy(None)
+
+    class Rules:  # a paper's candidates from its rules alone, as pairs_of reads a proposal
+        def __init__(self, candidates):
+            self.candidates = candidates
+
+    pairs = np.concatenate(
+        [
+            calibration.pairs_of(
+                probe, [Rules(item.rules.candidates) for item in probe], fold.fitted.first, taxonomy
+            )
+            for fold in result.folds
+            for probe in [[result.judged[i] for i in fold.test]]
+        ]
+    )
+    print(f"{len(pairs):,} rule candidates judged right or wrong, each fold held out\n")
+    print("| score | candidates | mean score | share right | gap |")
+    print("| --- | --- | --- | --- | --- |")
+    for low in np.arange(0, 1, 0.1):
+        inside = (pairs[:, 0] >= low) & (pairs[:, 0] < low + 0.1 + 1e-12 * (low >= 0.9))
+        if inside.any():
+            score, right = pairs[inside, 0].mean(), pairs[inside, 1].mean()
+            print(
+                f"| {low:.1f}-{low + 0.1:.1f} | {inside.sum():,} | {score:.3f} | {right:.3f} | "
+                f"{abs(score - right):.3f} |"
+            )
+
+
 def the_fits() -> tuple[str, bool]:
     """The fit's weigher: its learner, and whether it is calibrated."""
     from tagger.config import WEIGHER_LEARNER
@@ -217,12 +258,14 @@ def the_fits() -> tuple[str, bool]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("keep", "measure"))
+    parser.add_argument("what", choices=("keep", "measure", "first"))
     parser.add_argument("directory", type=Path)
     parser.add_argument("--only", help="measure the variants whose label holds this")
     args, rest = parser.parse_known_args()
     if args.what == "keep":
         keep(args.directory, rest)
+    elif args.what == "first":
+        first_stage(args.directory)
     else:
         measure(args.directory, args.only)
 

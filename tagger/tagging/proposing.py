@@ -41,6 +41,11 @@ from ..taxonomy.rules import Hit
 from .reading import Reading
 from .votes import NO_VOTES, Votes
 
+# An area no rule can find (Taxonomy.described_only) is a candidate of the papers it is among
+# the DESCRIBED nearest areas of, by description: a taxonomy of names and descriptions alone
+# tags every paper (its likeliest listed), and the weigher reads how near each is.
+DESCRIBED = 3
+
 
 @dataclass
 class AreaCandidate:
@@ -124,7 +129,9 @@ def propose(
 ) -> tuple[list[AreaCandidate], list[float]]:
     """Every candidate area of one paper with its features, and the weight of each hit: the
     areas rules fired on and those above them, the areas the paper's neighbours propose
-    (``votes``), and the areas in ``always`` (a facet's values: every paper is of some kind)."""
+    (``votes``), the DESCRIBED areas no rule can find (Taxonomy.described_only) whose
+    descriptions are nearest the paper, and the areas in ``always`` (a facet's values: every
+    paper is of some kind)."""
     context = Context(analysis)
     weights = _weigh(hits, analysis, n_keyphrases, config, context)
     by_area: dict[str, list[int]] = defaultdict(list)  # own and descendants' hits
@@ -168,6 +175,10 @@ def propose(
     # a facet's candidates are its values (``always``): the topics the votes find likely are
     # the topic group's candidates, never a facet's (they were listed as types once)
     proposed = votes.proposed() & set(always) if always else votes.proposed()
+    if not always and similarity:  # areas no rule can find: the nearest by description
+        proposed |= set(
+            sorted(taxonomy.described_only, key=lambda a: (-similarity[a], a))[:DESCRIBED]
+        )
     more = [*sorted(proposed - set(by_area)), *(a for a in always if a not in by_area)]
     found += [AreaCandidate(a, [], 0.0, 0.0) for a in dict.fromkeys(more)]
     totals = {c.area: c.total for c in found}

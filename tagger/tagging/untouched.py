@@ -128,7 +128,8 @@ RULES = ("aliases", "cues", "acronyms", "patterns", "exclude", "requires")
 def _changed_rules(old: Taxonomy, new: Taxonomy) -> tuple[set[tuple[str, str]], set[str]] | None:
     """The rules (field, text) a paper must hold none of to be tagged alike by both taxonomies,
     and the dirty areas (with those below them, in either taxonomy); None when no paper can be
-    cleared (the areas both have come in another order, which can order evidence differently).
+    cleared (the areas both have come in another order, which can order evidence differently;
+    or either has areas no rule finds, which any paper may have as candidates by description).
 
     An area whose rules alone changed contributes the rules added or removed: a paper with
     none of them has the same hits on it. An area that changed otherwise (added, dropped,
@@ -137,6 +138,8 @@ def _changed_rules(old: Taxonomy, new: Taxonomy) -> tuple[set[tuple[str, str]], 
     taxonomies: those areas' candidates read it."""
     shared = [area.id for area in old.areas if area.id in new.by_id]
     if shared != [area.id for area in new.areas if area.id in old.by_id]:
+        return None
+    if old.described_only or new.described_only:  # found by description: any paper may move
         return None
     rules: set[tuple[str, str]] = set()
     dirty: set[str] = set()

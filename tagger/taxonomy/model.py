@@ -181,6 +181,19 @@ class Taxonomy:
     def roots(self) -> list[str]:
         return [area.id for area in self.areas if area.parent is None]
 
+    @cached_property
+    def described_only(self) -> tuple[str, ...]:
+        """The topic areas no rule can find: neither they nor any area below them has an
+        alias, cue, acronym or pattern (a taxonomy of names and descriptions, an overlay's area
+        given a description alone). Tagging finds them by their descriptions."""
+        ruled: set[str] = set()
+        for area in self.areas:
+            if area.aliases or area.cues or area.acronyms or area.patterns:
+                ruled.update(self.path(area.id))
+        return tuple(
+            area.id for area in self.areas if area.id not in ruled and self.facet(area.id) is None
+        )
+
     def facet(self, area_id: str) -> str | None:
         """The facet root ``area_id`` lies under (or is), None for a topic area."""
         root = self.path(area_id)[0]

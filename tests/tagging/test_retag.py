@@ -301,3 +301,27 @@ def test_a_device_is_not_a_taxonomy(tmp_path):
 
     with pytest.raises(TaxonomyError, match="is not a regular file"):
         load_taxonomy("/dev/zero")
+
+
+def test_an_area_found_by_its_description_alone_reads_every_paper_again(tmp_path, monkeypatch):
+    """An area with no rule is a candidate of any paper near its description: no line can be
+    cleared without reading it, and retag still writes what tag writes."""
+    import tagger.tagging.untouched
+
+    described = "areas:\n  - id: graphs.spectral\n    name: Spectral graph methods\n"
+    described += "    parent: graphs\n    description: Graph Laplacians and their eigenvectors.\n"
+    overlay = _overlay(tmp_path, "extends: base.yaml\n" + described)
+    assert load_taxonomy(overlay).described_only == ("graphs.spectral",)
+    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
+    after = _tag(overlay, tmp_path / "after.jsonl")
+    cleared = []
+    judge = tagger.tagging.untouched.Untouched.cleared
+    monkeypatch.setattr(
+        tagger.tagging.untouched.Untouched,
+        "cleared",
+        lambda self, records: cleared.extend(judge(self, records)) or cleared[-len(records) :],
+    )
+    retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
+    assert (tmp_path / "re.jsonl").read_bytes() == after
+    assert len(cleared) == 31 and not any(cleared)
+    assert any('"graphs.spectral"' in line for line in after.decode().splitlines())
