@@ -168,6 +168,17 @@ def fit_model(
             "learn from the rest"
         )
     _check_areas(judged, loaded, shown)
+    if unjudged := _unjudged(judged, loaded):
+        named = ", ".join(unjudged[:5]) + (
+            f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else ""
+        )
+        log(
+            f"Note: {len(unjudged)} area{'s' * (len(unjudged) != 1)} of {loaded.label} "
+            f"{'are' if len(unjudged) != 1 else 'is'} in no judgment of {shown} ({named}): the "
+            "fit learns that a paper is never there. Judge papers under this taxonomy first "
+            "(tagger review), or tag without a fit: an area no model was fitted for is weighed "
+            "by its rules and description"
+        )
     skip = frozenset(abstract_key(item.paper.abstract) for item in judged)
     for path in exclude:
         skip |= frozenset(abstract_key(p.abstract) for p in read_papers(path))
@@ -301,6 +312,22 @@ def tagged_now(
     else:
         label = "rules and descriptions alone (no model fitted for this taxonomy)"
     return listed[0], listed[1], label
+
+
+def _unjudged(judged: Sequence[JudgedPaper], taxonomy: Taxonomy) -> list[str]:
+    """The topic areas no judgment names, nor any area below them (judgments made under another
+    taxonomy than an overlay that adds areas never name them)."""
+    named = {
+        above
+        for item in judged
+        for area in (*item.judgment.areas, *item.judgment.acceptable, *item.judgment.main)
+        for above in taxonomy.path(area)
+    }
+    return [
+        area.id
+        for area in taxonomy.areas
+        if area.id not in named and taxonomy.facet(area.id) is None
+    ]
 
 
 def _check_areas(judged: Sequence[JudgedPaper], taxonomy: Taxonomy, source: str) -> None:

@@ -192,3 +192,21 @@ def test_the_figures_before_a_fit_are_what_tag_writes_with_the_model_in_use(tmp_
     assert [(r.paper, r.tags, r.facets) for r in ranked] == [
         (r.paper, r.tags, r.facets) for r in done.before_ranked
     ]
+
+
+def test_a_fit_says_which_areas_no_judgment_names(tmp_path):
+    """Judgments made before an overlay added an area never name it: the fit says so, since
+    it would learn that no paper is there."""
+    fit_on, _, _ = papers(tmp_path, count=40)
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        f"extends: {AREAS}\nversion: x\nareas:\n  - id: rl.offline\n    name: Offline RL\n"
+        "    parent: rl\n    aliases: [offline reinforcement learning]\n"
+    )
+    args = ["fit", "--judged", str(fit_on), "--labels", "primary_area", "--folds", "2", "-w", "1"]
+    before = run(*args, "--taxonomy", str(AREAS))
+    after = run(*args, "--taxonomy", str(overlay))
+    assert before.exit_code == after.exit_code == 0, after.stderr
+    unjudged = int(before.stderr.split("Note: ")[1].split(" area")[0])  # ICLR areas: few labels
+    assert f"Note: {unjudged + 1} areas of {overlay}" in after.stderr
+    assert "rl.offline" in after.stderr and "rl.offline" not in before.stderr
