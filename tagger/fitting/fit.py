@@ -169,8 +169,8 @@ def fit_model(
         )
     _check_areas(judged, loaded, shown)
     if unjudged := _unjudged(judged, loaded):
-        named = ", ".join(unjudged[:5]) + (
-            f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else ""
+        named = ", ".join(unjudged[:10]) + (
+            f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else ""
         )
         log(
             f"Note: {len(unjudged)} area{'s' * (len(unjudged) != 1)} of {loaded.label} "
