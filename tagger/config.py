@@ -330,7 +330,7 @@ REVIEW_PORT = 0  # review --port, Review.serve: a free one
 GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of the authors' label
 
 # --- a fit: what `tagger fit` (fitting.fit.fit_model) makes a model with, the shipped one's ------
-FIT_WORKERS = None  # fit --workers, fit_model: processes reading --papers; one per core
+FIT_WORKERS = None  # fit --workers: processes reading --papers and fitting folds; one per core
 FOLDS = 5  # fit --folds, fit_model: folds of whole groups the fit is measured on
 WEIGHER_C = 0.3  # the weigher's inverse L2 strength (fitting.folds.Settings.c)
 WEIGHER_LEARNER = "trees"  # its second stage's right and main models: or "logistic"

@@ -72,7 +72,8 @@ DIRECTORY = click.Path(file_okay=False, path_type=Path)
     help="Keep the --papers' readings here, keyed by everything they depend on.",
 )
 @workers_option(
-    "Processes reading --papers in parallel. Default: one per core this process may use.",
+    "Processes reading --papers, and fitting the folds held out, in parallel (the same model "
+    "for any number). Default: one per core this process may use.",
     default=FIT_WORKERS,
 )
 @settings_options(

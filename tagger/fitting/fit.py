@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import FIT_WORKERS, FOLDS, TaggerConfig
+from ..config import FIT_WORKERS, FOLDS, TaggerConfig, usable_cores
 from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
 from ..io.files import sha256
@@ -195,9 +195,17 @@ def fit_model(
         )
     about = {"space": space_of(reader.embedder.name), "taxonomy_sha256": loaded.sha256}
     log(f"{len(judged):,} judged papers, {len(index_papers):,} to find neighbours among; "
-        f"measuring {folds} folds held out ...")  # fmt: skip
+        f"measuring {folds} folds held out, each fitted without its papers ...")  # fmt: skip
     done = cv.cross_validate(
-        judged, index_papers, loaded, settings, config, about=about, folds=folds, log=log
+        judged,
+        index_papers,
+        loaded,
+        settings,
+        config,
+        about=about,
+        folds=folds,
+        log=log,
+        workers=usable_cores() if workers is None else workers,
     )
     judgments = {item.paper.id: item.judgment for item in judged}
     curve_points = []

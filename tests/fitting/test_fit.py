@@ -210,3 +210,28 @@ def test_a_fit_says_which_areas_no_judgment_names(tmp_path):
     unjudged = int(before.stderr.split("Note: ")[1].split(" area")[0])  # ICLR areas: few labels
     assert f"Note: {unjudged + 1} areas of {overlay}" in after.stderr
     assert "rl.offline" in after.stderr and "rl.offline" not in before.stderr
+
+
+def test_folds_fitted_in_parallel_make_the_same_model(tmp_path):
+    """Folds fitted two at a time, each in a process of its own, give the model and figures
+    one process gives, byte for byte. (No --papers: two processes would read them with the
+    real embedding model, the judged papers being read here with the test's.)"""
+    fit_on, _, _ = papers(tmp_path, count=60)
+    made = {}
+    for workers in (1, 2):
+        out = tmp_path / f"model-{workers}"
+        done = fit_model(
+            [fit_on],
+            taxonomy=AREAS,
+            labels="primary_area",
+            folds=3,
+            workers=workers,
+            before=False,
+            out=out,
+        )
+        files = sorted(p.name for p in out.iterdir() if p.name != RECORD)
+        made[workers] = (
+            {name: (out / name).read_bytes() for name in files},
+            render_judged(done.held_out),
+        )
+    assert made[1] == made[2]
