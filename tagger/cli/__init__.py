@@ -37,6 +37,9 @@ from . import (
 from .options import example, note
 
 
+RESUMABLE = ("tag",)  # the commands that say, stopped, how to continue the run
+
+
 class _Terminated(BaseException):
     """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop."""
 
@@ -68,7 +71,8 @@ class _Commands(click.Group):
         except (KeyboardInterrupt, _Terminated) as exc:
             before = {}  # stopping: later signals stay ignored until the process has ended
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
-            click.echo(STOPPED.format(what=what), err=True)
+            resumable = ctx.invoked_subcommand in RESUMABLE
+            click.echo(STOPPED.format(what=what) if resumable else f"{what}.", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
         finally:  # for a caller that goes on (a test), its own handlers back
             for kind, handler in before.items():

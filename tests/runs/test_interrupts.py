@@ -211,3 +211,22 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path, presses):
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
         "continues a run.",
     ], stderr
+
+
+@pytest.mark.parametrize(("name", "resumable"), [("tag", True), ("retag", False), ("fit", False)])
+def test_only_a_command_that_can_resume_says_how(name, resumable):
+    """`tagger fit` stopped leaves no half model to continue, `retag` has no --resume: they say
+    they stopped, no more."""
+    from click.testing import CliRunner
+
+    from tagger.cli import _Commands
+
+    group = _Commands()
+
+    @group.command(name)
+    def stopped():
+        raise KeyboardInterrupt
+
+    result = CliRunner().invoke(group, [name])
+    assert result.exit_code == 130
+    assert ("--resume" in result.stderr) == resumable and result.stderr.startswith("Interrupted.")
