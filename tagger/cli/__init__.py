@@ -36,7 +36,6 @@ from . import (
 )
 from .options import example, note
 
-
 RESUMABLE = ("tag",)  # the commands that say, stopped, how to continue the run
 
 
