@@ -218,24 +218,59 @@ def out_of_fold(
     folds: Sequence[Sequence[int]],
     *,
     start: AreaBlocks,
+    workers: int = 1,
 ) -> list[dict[str, float]]:
     """Each judged paper's area probabilities from a model fitted without its fold (``folds``:
     the indices of ``judged`` in each), started from ``start`` (fitted on all of ``judged``:
     the same areas, vocabulary and settings; from its weights, the fits converge in fewer
-    steps to the same optimum, the loss being convex)."""
+    steps to the same optimum, the loss being convex). With ``workers`` > 1, that many folds
+    at a time, each in a spawned process with one thread: the same probabilities."""
+    found: list[dict[str, float]] = [{} for _ in judged]
+    job = (judged, taxonomy, start)
+    if workers > 1 and len(folds) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            min(workers, len(folds)), mp_context=context, initializer=_start, initargs=(job,)
+        ) as pool:
+            done = list(pool.map(_fold_chances, folds))
+    else:
+        _JOB[:] = [job]
+        try:
+            done = [_fold_chances(test) for test in folds]
+        finally:
+            _JOB.clear()
+    for test, chances in zip(folds, done, strict=True):
+        for i, paper_chances in zip(test, chances, strict=True):
+            found[i] = paper_chances
+    return found
+
+
+_JOB: list[tuple] = []  # what out_of_fold's folds are fitted from, in this process
+
+
+def _start(job: tuple) -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    _JOB[:] = [job]
+
+
+def _fold_chances(test: Sequence[int]) -> list[dict[str, float]]:
+    """The probabilities of the papers ``test`` from a model fitted on the others (empty ones
+    if no area has enough of them)."""
     from ..language import vectors as vec
 
+    judged, taxonomy, start = _JOB[0]
     text_c = start.text[5] if start.text is not None else None
-    found: list[dict[str, float]] = [{} for _ in judged]
-    for test in folds:
-        held = set(test)
-        rest = [j for i, j in enumerate(judged) if i not in held]
-        fitted = fit_blocks(rest, taxonomy, c=start.c, text_c=text_c, start=start)
-        if fitted is None:
-            continue
-        model = fitted.model(len(rest))
-        probe = [judged[i] for i in test]
-        codes = [vec.decode(item.reading.vector) for item in probe]
-        for i, chances in zip(test, model.probabilities(codes, texts_of(probe)), strict=True):
-            found[i] = chances
-    return found
+    held = set(test)
+    rest = [j for i, j in enumerate(judged) if i not in held]
+    fitted = fit_blocks(rest, taxonomy, c=start.c, text_c=text_c, start=start)
+    if fitted is None:
+        return [{} for _ in test]
+    model = fitted.model(len(rest))
+    probe = [judged[i] for i in test]
+    codes = [vec.decode(item.reading.vector) for item in probe]
+    return model.probabilities(codes, texts_of(probe))

@@ -255,7 +255,15 @@ def fit_model(
     if out is None:
         return result
     log("fitting on every judged paper ...")
-    fitted = cv.fit_stages(judged, index_papers, loaded, settings, config, about)
+    fitted = cv.fit_stages(
+        judged,
+        index_papers,
+        loaded,
+        settings,
+        config,
+        about,
+        workers=usable_cores() if workers is None else workers,
+    )
     if settings.calibrate:
         fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done))
     fitted_on = {

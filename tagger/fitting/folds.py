@@ -94,8 +94,11 @@ def fit_stages(
     settings: Settings,
     config: TaggerConfig,
     about: Mapping[str, object],
+    *,
+    workers: int = 1,
 ) -> FittedParts:
-    """Every part fitted on ``train``, its papers read and its features made with ``config``."""
+    """Every part fitted on ``train``, its papers read and its features made with ``config``;
+    the area model's inner folds ``workers`` at a time (areas.out_of_fold)."""
     first = fit_weigher(
         train,
         [j.rules.candidates for j in train],
@@ -110,7 +113,9 @@ def fit_stages(
     if settings.learned:
         blocks = area_fit.fit_blocks(train, taxonomy, c=settings.area_c, text_c=settings.text_c)
         if blocks is not None:
-            chances = area_fit.out_of_fold(train, taxonomy, split(train, INNER), start=blocks)
+            chances = area_fit.out_of_fold(
+                train, taxonomy, split(train, INNER), start=blocks, workers=workers
+            )
             model = blocks.model(len(train), dict(about))
     found = second_stage(train, indexes_of(index, judged_index, config), chances, taxonomy, config)
     weigher = fit_weigher(
