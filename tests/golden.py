@@ -68,6 +68,8 @@ SKIPPED = {
     "--judged data/iclr2026-dev.jsonl --labels primary_area": "fits for minutes: "
     "tests/fitting/test_fit.py fits the same way on 90 papers",
     "--model scratch/iclr-model": "tags with the model of the fit left out: test_fit.py does",
+    # fit.md's walkthrough, fit on half the ICLR 2026 papers, measured on the other: minutes
+    "scratch/iclr-a.jsonl": "fits and tags for minutes: benchmarks/iclr_fit.sh runs the same",
     # docs/benchmarks.md records the runs it reports, commands included
     "python benchmarks/": "benchmarks run for minutes to hours; docs/benchmarks.md is their record",
 }

@@ -228,13 +228,9 @@ def out_of_fold(
     found: list[dict[str, float]] = [{} for _ in judged]
     job = (judged, taxonomy, start)
     if workers > 1 and len(folds) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from ..tagging.workers import process_pool
 
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            min(workers, len(folds)), mp_context=context, initializer=_start, initargs=(job,)
-        ) as pool:
+        with process_pool(min(workers, len(folds)), initializer=_start, initargs=(job,)) as pool:
             done = list(pool.map(_fold_chances, folds))
     else:
         _JOB[:] = [job]

@@ -18,6 +18,7 @@ from ..tagging.listing import weighed
 from ..tagging.neighbours import NeighbourIndex
 from ..tagging.proposing import Proposal
 from ..tagging.weigher import Weighed
+from ..tagging.workers import process_pool
 from ..taxonomy.model import Taxonomy
 from . import areas as area_fit
 from . import calibration
@@ -154,13 +155,7 @@ def cross_validate(
         return fold
 
     if workers > 1 and len(tests) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        context = multiprocessing.get_context("spawn")  # as tagging's workers: never fork
-        with ProcessPoolExecutor(
-            min(workers, len(tests)), mp_context=context, initializer=_start, initargs=(job,)
-        ) as pool:
+        with process_pool(min(workers, len(tests)), initializer=_start, initargs=(job,)) as pool:
             done = [said(f.result()) for f in [pool.submit(_held_out, t) for t in tests]]
     else:
         _start(job, limit=False)

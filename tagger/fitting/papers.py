@@ -160,11 +160,9 @@ def read_index_papers(
     chunks = [(config, taxonomy, papers[k : k + 64]) for k in range(0, len(papers), 64)]
     workers = usable_cores() if workers is None else workers
     if workers > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from ..tagging.workers import process_pool
 
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with process_pool(workers) as pool:
             done = list(pool.map(_read_chunk, chunks))
     else:
         try:

@@ -137,6 +137,31 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
+@contextlib.contextmanager
+def process_pool(
+    workers: int, *, initializer: Callable[..., Any] | None = None, initargs: tuple = ()
+) -> Iterator[Any]:
+    """A ProcessPoolExecutor of ``workers`` spawned processes (never forked: forking a process
+    that has run torch or BLAS threads can hang), shut down when the block ends; stopped now
+    (:func:`stop_now`) if it ends by an exception, Ctrl-C or SIGTERM among them, so that a
+    stopped command does not wait for its workers' long tasks."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=initializer,
+        initargs=initargs,
+    )
+    try:
+        yield pool
+    except BaseException:
+        stop_now(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
 def stop_now(pool: Any) -> None:
     """Stop a ProcessPoolExecutor's workers now: cancel what waits, and terminate a worker still
     running after WORKER_GRACE seconds, so that its manager thread and Python's exit do not

@@ -63,3 +63,21 @@ def test_an_error_inside_a_tagger_stops_its_workers_and_leaves_the_hosts_childre
     finally:
         host.terminate()
         host.join()
+
+
+@pytest.mark.slow
+def test_a_process_pool_stopped_by_ctrl_c_stops_its_busy_workers(tmp_path):
+    """A fit's pools (its folds, its inner folds, its --papers): Ctrl-C or SIGTERM inside one
+    stops its workers now, where leaving the block would wait for their tasks (an hour here)."""
+    from tagger.tagging.workers import process_pool
+
+    with pytest.raises(KeyboardInterrupt), process_pool(2) as pool:
+        for _ in range(2):
+            pool.submit(_busy, [str(tmp_path)])
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        own = [process.pid for process in pool._processes.values()]
+        assert len(own) == 2 and all(alive(pid) for pid in own)
+        raise KeyboardInterrupt
+    assert not any(alive(pid) for pid in own)
