@@ -235,20 +235,26 @@ CHANGES = {
 }
 
 
-@pytest.mark.parametrize("change", CHANGES)
-def test_each_kind_of_change_retags_to_what_tag_writes(tmp_path, change, monkeypatch):
-    import tagger.tagging.untouched
+def _counting_cleared(monkeypatch) -> list[bool]:
+    """What Untouched.cleared says of each line, as retag asks it, kept in the list returned."""
+    from tagger.tagging.untouched import Untouched
 
-    overlay = _overlay(tmp_path, "extends: base.yaml\n" + CHANGES[change])
-    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
-    after = _tag(overlay, tmp_path / "after.jsonl")
-    cleared = []
-    judge = tagger.tagging.untouched.Untouched.cleared
+    cleared: list[bool] = []
+    judge = Untouched.cleared
     monkeypatch.setattr(
-        tagger.tagging.untouched.Untouched,
+        Untouched,
         "cleared",
         lambda self, records: cleared.extend(judge(self, records)) or cleared[-len(records) :],
     )
+    return cleared
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_each_kind_of_change_retags_to_what_tag_writes(tmp_path, change, monkeypatch):
+    overlay = _overlay(tmp_path, "extends: base.yaml\n" + CHANGES[change])
+    _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
+    after = _tag(overlay, tmp_path / "after.jsonl")
+    cleared = _counting_cleared(monkeypatch)
     retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
     assert (tmp_path / "re.jsonl").read_bytes() == after
     assert len(cleared) == 31 and 0 < sum(cleared) < 31  # both ways taken
@@ -306,21 +312,13 @@ def test_a_device_is_not_a_taxonomy(tmp_path):
 def test_an_area_found_by_its_description_alone_reads_every_paper_again(tmp_path, monkeypatch):
     """An area with no rule is a candidate of any paper near its description: no line can be
     cleared without reading it, and retag still writes what tag writes."""
-    import tagger.tagging.untouched
-
     described = "areas:\n  - id: graphs.spectral\n    name: Spectral graph methods\n"
     described += "    parent: graphs\n    description: Graph Laplacians and their eigenvectors.\n"
     overlay = _overlay(tmp_path, "extends: base.yaml\n" + described)
     assert load_taxonomy(overlay).described_only == ("graphs.spectral",)
     _tag(MINI_TAXONOMY, tmp_path / "before.jsonl")
     after = _tag(overlay, tmp_path / "after.jsonl")
-    cleared = []
-    judge = tagger.tagging.untouched.Untouched.cleared
-    monkeypatch.setattr(
-        tagger.tagging.untouched.Untouched,
-        "cleared",
-        lambda self, records: cleared.extend(judge(self, records)) or cleared[-len(records) :],
-    )
+    cleared = _counting_cleared(monkeypatch)
     retag_files(load_taxonomy(overlay), [tmp_path / "before.jsonl"], tmp_path / "re.jsonl")
     assert (tmp_path / "re.jsonl").read_bytes() == after
     assert len(cleared) == 31 and not any(cleared)

@@ -31,6 +31,16 @@ def _busy(batch: list[str]) -> list[str]:
     return batch
 
 
+def _busy_workers(pool, tmp_path) -> list[int]:
+    """The pids of the pool's two workers, once both have started a _busy task."""
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    own = [process.pid for process in pool._processes.values()]
+    assert len(own) == 2 and all(alive(pid) for pid in own)
+    return own
+
+
 def test_workers_give_every_batchs_results_in_order():
     workers = Workers(2, _ready, (), _doubled, backend="static")
     try:
@@ -48,11 +58,7 @@ def test_an_error_inside_a_tagger_stops_its_workers_and_leaves_the_hosts_childre
         pool = workers._started()
         for _ in range(2):
             pool.submit(_busy, [str(tmp_path)])
-        deadline = time.monotonic() + 60
-        while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        own = [process.pid for process in pool._processes.values()]
-        assert len(own) == 2 and all(alive(pid) for pid in own)
+        own = _busy_workers(pool, tmp_path)
         tagger = Tagger.from_taxonomy(MINI_TAXONOMY, embedder=HashEmbedder())
         with pytest.raises(RuntimeError, match="inside the run"), tagger:
             tagger._workers = workers
@@ -74,10 +80,6 @@ def test_a_process_pool_stopped_by_ctrl_c_stops_its_busy_workers(tmp_path):
     with pytest.raises(KeyboardInterrupt), process_pool(2) as pool:
         for _ in range(2):
             pool.submit(_busy, [str(tmp_path)])
-        deadline = time.monotonic() + 60
-        while len(list(tmp_path.glob("*.started"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        own = [process.pid for process in pool._processes.values()]
-        assert len(own) == 2 and all(alive(pid) for pid in own)
+        own = _busy_workers(pool, tmp_path)
         raise KeyboardInterrupt
     assert not any(alive(pid) for pid in own)
