@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from ..config import FIT_WORKERS, FOLDS, TaggerConfig, usable_cores
 from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
@@ -196,17 +198,18 @@ def fit_model(
     about = {"space": space_of(reader.embedder.name), "taxonomy_sha256": loaded.sha256}
     log(f"{len(judged):,} judged papers, {len(index_papers):,} to find neighbours among; "
         f"measuring {folds} folds held out, each fitted without its papers ...")  # fmt: skip
-    done = cv.cross_validate(
-        judged,
-        index_papers,
-        loaded,
-        settings,
-        config,
-        about=about,
-        folds=folds,
-        log=log,
-        workers=usable_cores() if workers is None else workers,
-    )
+    with threadpool_limits(1):  # as in the workers: the same model for any --workers and cores
+        done = cv.cross_validate(
+            judged,
+            index_papers,
+            loaded,
+            settings,
+            config,
+            about=about,
+            folds=folds,
+            log=log,
+            workers=usable_cores() if workers is None else workers,
+        )
     judgments = {item.paper.id: item.judgment for item in judged}
     curve_points = []
     for threshold in figures.CURVE:
@@ -255,15 +258,16 @@ def fit_model(
     if out is None:
         return result
     log("fitting on every judged paper ...")
-    fitted = cv.fit_stages(
-        judged,
-        index_papers,
-        loaded,
-        settings,
-        config,
-        about,
-        workers=usable_cores() if workers is None else workers,
-    )
+    with threadpool_limits(1):
+        fitted = cv.fit_stages(
+            judged,
+            index_papers,
+            loaded,
+            settings,
+            config,
+            about,
+            workers=usable_cores() if workers is None else workers,
+        )
     if settings.calibrate:
         fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done))
     fitted_on = {
