@@ -106,7 +106,9 @@ def new_areas(overlay: Path, tagged: Path) -> str:
             r"(?i)\b(?:" + "|".join(re.escape(a) + "s?" for a in area.aliases) + r")\b"
         )
         naming = [
-            r for r in records if names.search(f"{r['paper'].get('title') or ''} {r['paper']['abstract']}")
+            r
+            for r in records
+            if names.search(f"{r['paper'].get('title') or ''} {r['paper']['abstract']}")
         ]
         listing = [r for r in records if any(t["id"] == area.id for t in r["tags"])]
         named_and_listed = sum(any(t["id"] == area.id for t in r["tags"]) for r in naming)

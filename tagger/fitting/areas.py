@@ -218,7 +218,7 @@ def out_of_fold(
     folds: Sequence[Sequence[int]],
     *,
     start: AreaBlocks,
-    workers: int = 1,
+    workers: int,
 ) -> list[dict[str, float]]:
     """Each judged paper's area probabilities from a model fitted without its fold (``folds``:
     the indices of ``judged`` in each), started from ``start`` (fitted on all of ``judged``:

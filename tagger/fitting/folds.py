@@ -96,7 +96,7 @@ def fit_stages(
     config: TaggerConfig,
     about: Mapping[str, object],
     *,
-    workers: int = 1,
+    workers: int,
 ) -> FittedParts:
     """Every part fitted on ``train``, its papers read and its features made with ``config``;
     the area model's inner folds ``workers`` at a time (areas.out_of_fold)."""
@@ -141,7 +141,7 @@ def cross_validate(
     about: Mapping[str, object],
     folds: int = FOLDS,
     log: Callable[[str], None] = print,
-    workers: int = 1,
+    workers: int,
 ) -> list[Fold]:
     """Every part fitted without each fold in turn, and the fold's papers proposed and weighed
     by what the others made, as a tagger with those parts would (tagging.model.Learned.votes).
@@ -191,7 +191,7 @@ def _held_out(test: list[int]) -> Fold:
     held = set(test)
     train = [item for i, item in enumerate(judged) if i not in held]
     groups = tuple(sorted({judged[i].group for i in test}))
-    fitted = fit_stages(train, index_papers, taxonomy, settings, config, about)
+    fitted = fit_stages(train, index_papers, taxonomy, settings, config, about, workers=1)
     probe = [judged[i] for i in test]
     chances = None
     if fitted.areas is not None:

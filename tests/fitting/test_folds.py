@@ -86,6 +86,7 @@ def test_a_held_out_group_reaches_no_part_of_its_fit(monkeypatch):
         about={},
         folds=3,
         log=lambda _: None,
+        workers=1,
     )
     assert len(done) == 3
     steps = iter(seen)
