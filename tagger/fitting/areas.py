@@ -30,6 +30,7 @@ from ..config import AREA_C, AREA_TEXT_C
 from ..language import vectors
 from ..language.text import paper_text
 from ..tagging.areas import COMBINE, AreaModel, terms
+from ..tagging.workers import process_map
 from ..taxonomy.model import Taxonomy
 from .papers import JudgedPaper
 
@@ -226,40 +227,19 @@ def out_of_fold(
     steps to the same optimum, the loss being convex). With ``workers`` > 1, that many folds
     at a time, each in a spawned process with one thread: the same probabilities."""
     found: list[dict[str, float]] = [{} for _ in judged]
-    job = (judged, taxonomy, start)
-    if workers > 1 and len(folds) > 1:
-        from ..tagging.workers import process_pool
-
-        with process_pool(min(workers, len(folds)), initializer=_start, initargs=(job,)) as pool:
-            done = list(pool.map(_fold_chances, folds))
-    else:
-        _JOB[:] = [job]
-        try:
-            done = [_fold_chances(test) for test in folds]
-        finally:
-            _JOB.clear()
+    done = process_map(_fold_chances, folds, shared=(judged, taxonomy, start), workers=workers)
     for test, chances in zip(folds, done, strict=True):
         for i, paper_chances in zip(test, chances, strict=True):
             found[i] = paper_chances
     return found
 
 
-_JOB: list[tuple] = []  # what out_of_fold's folds are fitted from, in this process
-
-
-def _start(job: tuple) -> None:
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-    _JOB[:] = [job]
-
-
-def _fold_chances(test: Sequence[int]) -> list[dict[str, float]]:
+def _fold_chances(
+    shared: tuple[Sequence[JudgedPaper], Taxonomy, AreaBlocks], test: Sequence[int]
+) -> list[dict[str, float]]:
     """The probabilities of the papers ``test`` from a model fitted on the others (empty ones
     if no area has enough of them)."""
-    from ..language import vectors as vec
-
-    judged, taxonomy, start = _JOB[0]
+    judged, taxonomy, start = shared
     text_c = start.text[5] if start.text is not None else None
     held = set(test)
     rest = [j for i, j in enumerate(judged) if i not in held]
@@ -268,5 +248,5 @@ def _fold_chances(test: Sequence[int]) -> list[dict[str, float]]:
         return [{} for _ in test]
     model = fitted.model(len(rest))
     probe = [judged[i] for i in test]
-    codes = [vec.decode(item.reading.vector) for item in probe]
+    codes = [vectors.decode(item.reading.vector) for item in probe]
     return model.probabilities(codes, texts_of(probe))

@@ -318,14 +318,7 @@ def tagged_now(
         listed = []
         for settings in ({}, {"min_score": 0.0}):
             with Tagger.from_taxonomy(taxonomy, replace(now, **settings)) as tagger:
-                papers = [item.paper for item in judged]
-                listed.append(
-                    [
-                        record
-                        for start in range(0, len(papers), now.batch_size)
-                        for record in tagger.tag_batch(papers[start : start + now.batch_size])
-                    ]
-                )
+                listed.append(list(tagger.tag_many(item.paper for item in judged)))
                 learned = tagger.learned
     if learned.serving:
         label = learned.model.label

@@ -18,7 +18,7 @@ from ..tagging.listing import weighed
 from ..tagging.neighbours import NeighbourIndex
 from ..tagging.proposing import Proposal
 from ..tagging.weigher import Weighed
-from ..tagging.workers import process_pool
+from ..tagging.workers import process_map
 from ..taxonomy.model import Taxonomy
 from . import areas as area_fit
 from . import calibration
@@ -148,21 +148,11 @@ def cross_validate(
     With ``workers`` > 1, that many folds at a time, each in a process of its own with one
     thread (the area model's optimiser runs on one core): the same folds, faster."""
     tests = split(judged, folds)
-    job = (judged, index_papers, taxonomy, settings, config, dict(about))
-
-    def said(fold: Fold) -> Fold:
+    shared = (judged, index_papers, taxonomy, settings, config, dict(about))
+    done = []
+    for fold in process_map(_held_out, tests, shared=shared, workers=workers):
         log(f"  {len(fold.test)} papers of {len(fold.groups)} groups held out: done")
-        return fold
-
-    if workers > 1 and len(tests) > 1:
-        with process_pool(min(workers, len(tests)), initializer=_start, initargs=(job,)) as pool:
-            done = [said(f.result()) for f in [pool.submit(_held_out, t) for t in tests]]
-    else:
-        _start(job, limit=False)
-        try:
-            done = [said(_held_out(test)) for test in tests]
-        finally:
-            _JOB.clear()
+        done.append(fold)
     if settings.calibrate:  # each fold's pairs: its candidates scored by its own weigher
         for fold in done:
             probe = [judged[i] for i in fold.test]
@@ -173,21 +163,10 @@ def cross_validate(
     return done
 
 
-_JOB: list[tuple] = []  # what cross_validate's folds are fitted from, in this process
-
-
-def _start(job: tuple, *, limit: bool = True) -> None:
-    if limit:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    _JOB[:] = [job]
-
-
-def _held_out(test: list[int]) -> Fold:
+def _held_out(shared: tuple, test: list[int]) -> Fold:
     """One fold: every part fitted without the papers ``test``, and those papers proposed with
-    its votes."""
-    judged, index_papers, taxonomy, settings, config, about = _JOB[0]
+    its votes (``shared``: what cross_validate fits them from)."""
+    judged, index_papers, taxonomy, settings, config, about = shared
     held = set(test)
     train = [item for i, item in enumerate(judged) if i not in held]
     groups = tuple(sorted({judged[i].group for i in test}))

@@ -349,13 +349,13 @@ class Learned:
     def weigher(self) -> Weigher | Weighing:
         """The fitted weigher; the first stage's for areas the model was not fitted for
         (:attr:`new_areas`), and for every area of a taxonomy it does not serve."""
-        first_stage = self.model.part("rules")
-        fitted = self.model.part("weigher") if self.serving else first_stage
-        if fitted is None or first_stage is None:
+        parts = (
+            ("weigher", "rules") if self.new_areas else ("weigher" if self.serving else "rules",)
+        )
+        weighers = [self.model.part(part) for part in parts]
+        if any(weigher is None for weigher in weighers):
             raise TaggerError(f"{self.model.label} has no weigher")
-        if self.new_areas:
-            return Weighing(fitted, first_stage, self.new_areas)
-        return fitted
+        return Weighing(*weighers, self.new_areas) if self.new_areas else weighers[0]
 
     @cached_property
     def neighbour_indexes(self) -> dict[str, tuple[NeighbourIndex, int]]:

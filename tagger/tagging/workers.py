@@ -162,6 +162,38 @@ def process_pool(
     pool.shutdown(wait=True)
 
 
+def process_map(
+    function: Callable[[Any, Any], Any], items: Iterable[Any], *, shared: Any, workers: int
+) -> Iterator[Any]:
+    """``function(shared, item)`` of each item, in order, each yielded when it and those before
+    it are done: ``workers`` at a time in spawned processes (:func:`process_pool`), each given
+    ``shared`` once and one thread, so that what they compute does not depend on how many run;
+    or here, one after another, with one worker or one item. ``function`` is a module-level
+    function (a worker imports it by name)."""
+    items = list(items)
+    if workers > 1 and len(items) > 1:
+        with process_pool(min(workers, len(items)), initializer=_hold, initargs=(shared,)) as pool:
+            yield from pool.map(_call, [(function, item) for item in items])
+    else:
+        for item in items:
+            yield function(shared, item)
+
+
+_HELD: list[Any] = []  # in a process_map worker: what its tasks share
+
+
+def _hold(shared: Any) -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    _HELD[:] = [shared]
+
+
+def _call(task: tuple[Callable[[Any, Any], Any], Any]) -> Any:
+    function, item = task
+    return function(_HELD[0], item)
+
+
 def stop_now(pool: Any) -> None:
     """Stop a ProcessPoolExecutor's workers now: cancel what waits, and terminate a worker still
     running after WORKER_GRACE seconds, so that its manager thread and Python's exit do not
