@@ -36,7 +36,13 @@ from . import (
 )
 from .options import example, note
 
-RESUMABLE = ("tag",)  # the commands that say, stopped, how to continue the run
+# What a command says when Ctrl-C or SIGTERM stops it, if more than "Interrupted." (`tagger
+# review` says its own, the papers done).
+STOPPED_SAYS = {
+    "tag": STOPPED,
+    "fit": "{what}. The fit stopped; a model directory given with -o holds a whole model: the "
+    "one it held before, unless the new one was written already.",
+}
 
 
 class _Terminated(BaseException):
@@ -70,8 +76,8 @@ class _Commands(click.Group):
         except (KeyboardInterrupt, _Terminated) as exc:
             before = {}  # stopping: later signals stay ignored until the process has ended
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
-            resumable = ctx.invoked_subcommand in RESUMABLE
-            click.echo(STOPPED.format(what=what) if resumable else f"{what}.", err=True)
+            says = STOPPED_SAYS.get(ctx.invoked_subcommand or "", "{what}.")
+            click.echo(says.format(what=what), err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
         finally:  # for a caller that goes on (a test), its own handlers back
             for kind, handler in before.items():

@@ -98,7 +98,10 @@ def fit(
     of whole groups, each held out in turn from every step), print the figures before and
     after, and write the model to -o DIR."""
     from ..fitting.fit import fit_model
+    from ..io.files import check_outputs
 
+    inputs = [*judged, *index_papers, *exclude, *([taxonomy_path] if taxonomy_path else [])]
+    check_outputs({"--report": report, "--curve": curve, "-o": out}, inputs)
     title = (
         f"Fit of {taxonomy_path or 'the packaged taxonomy'} on {', '.join(p.name for p in judged)}"
     )

@@ -30,7 +30,7 @@ from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
 from ..io.files import sha256
 from ..io.readers import read_papers
-from ..records import TaggedPaper
+from ..records import Paper, TaggedPaper
 from ..tagging.model import FittedModel
 from ..tagging.neighbours import abstract_key, space_of
 from ..tagging.pipeline import Tagger, learned_for, provenance_of, tagged_papers
@@ -158,9 +158,18 @@ def fit_model(
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
     loaded = load_taxonomy(taxonomy)
+    _check_taxonomy(loaded)
+    if curve is not None:
+        figures.check_drawable()
     reader = Reader(loaded, config)
-    papers = [p for path in judged_paths for p in read_papers(path)]
     shown = ", ".join(Path(p).name for p in judged_paths)
+    excluded = frozenset(abstract_key(p.abstract) for path in exclude for p in read_papers(path))
+    papers, sealed = _judged_papers(judged_paths, excluded, labels)
+    if sealed:
+        log(
+            f"Note: {sealed:,} of the papers of {shown} are in --exclude "
+            f"({', '.join(Path(p).name for p in exclude)}): left out of the fit"
+        )
     log(f"reading the {len(papers):,} papers of {shown} ...")
     judged = read_judged(reader, papers, source=shown, labels=labels)
     if len(judged) < MIN_JUDGED:
@@ -170,6 +179,7 @@ def fit_model(
             "learn from the rest"
         )
     _check_areas(judged, loaded, shown)
+    _check_learnable(judged, shown)
     if unjudged := _unjudged(judged, loaded):
         named = ", ".join(unjudged[:10]) + (
             f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else ""
@@ -181,9 +191,7 @@ def fit_model(
             "(tagger review), or tag without a fit: an area no model was fitted for is weighed "
             "by its rules and description"
         )
-    skip = frozenset(abstract_key(item.paper.abstract) for item in judged)
-    for path in exclude:
-        skip |= frozenset(abstract_key(p.abstract) for p in read_papers(path))
+    skip = excluded | frozenset(abstract_key(item.paper.abstract) for item in judged)
     index_papers: list[IndexPaper] = []
     if index_paths:
         log(f"reading the papers to find neighbours among ({', '.join(map(str, index_paths))}) ...")
@@ -277,6 +285,7 @@ def fit_model(
         "papers": len(judged),
         "index_papers": [Path(p).name for p in index_paths],
         "excluded": [Path(p).name for p in exclude],
+        "judged_excluded": sealed,  # judged papers left out as --exclude names them
     }
     result.record = save_model(
         Path(out),
@@ -324,6 +333,12 @@ def tagged_now(
         label = learned.model.label
     else:
         label = "rules and descriptions alone (no model fitted for this taxonomy)"
+    known = model.known(item.paper.abstract for item in judged).count("fitted")
+    if known:  # its first stage too was fitted on them
+        label += (
+            f"; in sample: {known:,} of the {len(judged):,} judged papers are papers it was "
+            "fitted on"
+        )
     return listed[0], listed[1], label
 
 
@@ -341,6 +356,75 @@ def _unjudged(judged: Sequence[JudgedPaper], taxonomy: Taxonomy) -> list[str]:
         for area in taxonomy.areas
         if area.id not in named and taxonomy.facet(area.id) is None
     ]
+
+
+MIN_AREAS = 3  # topic areas a taxonomy needs for a fit: it learns to tell areas apart
+MIN_LABELS = 2  # areas the judgments must name between them, for the same reason
+MIN_UNITS = 2  # units held out (folds.held_together): a fit measures itself on one held out
+
+
+def _judged_papers(
+    paths: Sequence[str | Path], excluded: frozenset[int], labels: str | None
+) -> tuple[list[Paper], int]:
+    """The papers of the judged files, but those whose abstract is among ``excluded`` (a sealed
+    split: they reach no step of the fit), and how many those were. TaggerError if a paper id
+    comes twice: a fit learns each paper once, and its figures find a paper by its id."""
+    papers: list[Paper] = []
+    first: dict[str, tuple[str, int, Paper]] = {}
+    sealed = 0
+    for path in paths:
+        name = Path(path).name
+        for number, paper in enumerate(read_papers(path), start=1):
+            if abstract_key(paper.abstract) in excluded:
+                sealed += 1
+                continue
+            if paper.id in first:
+                where, at, earlier = first[paper.id]
+                same = _judgment_field(earlier, labels) == _judgment_field(paper, labels)
+                raise TaggerError(
+                    f"{name} record {number}: paper id {paper.id!r} comes again (first in "
+                    f"{where} record {at}), {'judged alike' if same else 'judged differently'}: "
+                    "a fit learns each paper once; keep one of them"
+                )
+            first[paper.id] = (name, number, paper)
+            papers.append(paper)
+    return papers, sealed
+
+
+def _judgment_field(paper: Paper, labels: str | None) -> Any:
+    extra = paper.model_extra or {}
+    return extra.get(labels, getattr(paper, labels, None)) if labels else extra.get("judged")
+
+
+def _check_taxonomy(taxonomy: Taxonomy) -> None:
+    topics = [area.id for area in taxonomy.areas if taxonomy.facet(area.id) is None]
+    if len(topics) < MIN_AREAS:
+        raise TaggerError(
+            f"{taxonomy.label} has {len(topics)} topic area{'s' * (len(topics) != 1)}"
+            f"{' (' + ', '.join(topics) + ')' if topics else ''}: a fit learns to tell areas "
+            f"apart and needs at least {MIN_AREAS}; add areas to it, or tag without a fit (an "
+            "area is then weighed by its rules and description)"
+        )
+
+
+def _check_learnable(judged: Sequence[JudgedPaper], source: str) -> None:
+    """Refuse judged papers a fit cannot learn from, or cannot measure itself on: judgments
+    that name one area between them, or papers all of one unit held out (one source)."""
+    named = sorted({a for item in judged for a in (*item.judgment.areas, *item.judgment.main)})
+    if len(named) < MIN_LABELS:
+        raise TaggerError(
+            f"{source}: every judged paper is judged {named[0]!r} alone: a fit learns to tell "
+            f"areas apart and needs judgments of at least {MIN_LABELS} areas; add judged "
+            "papers of other areas"
+        )
+    units = sorted(set(cv.held_together(judged)))
+    if len(units) < MIN_UNITS:
+        raise TaggerError(
+            f"{source}: every judged paper is of one source ({units[0]!r}): a fit measures "
+            "itself on sources it never saw, each held out in turn, and needs papers of at "
+            f"least {MIN_UNITS}; add judged papers of another source (--judged again: another "
+            "review's judgments, another venue or year)"
+        )
 
 
 def _check_areas(judged: Sequence[JudgedPaper], taxonomy: Taxonomy, source: str) -> None:

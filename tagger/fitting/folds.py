@@ -15,7 +15,7 @@ import numpy as np
 from ..config import AREA_C, AREA_TEXT_C, FOLDS, WEIGHER_C, WEIGHER_LEARNER, TaggerConfig
 from ..records import TaggedPaper
 from ..tagging.listing import weighed
-from ..tagging.neighbours import NeighbourIndex
+from ..tagging.neighbours import NeighbourIndex, abstract_key
 from ..tagging.proposing import Proposal
 from ..tagging.weigher import Weighed
 from ..tagging.workers import process_map
@@ -50,12 +50,33 @@ class Fold:
     weighed: Weighed | None = None  # its weigher's scores of them, once asked for (held_out)
 
 
+def held_together(judged: Sequence[JudgedPaper]) -> list[str]:
+    """The unit each judged paper is held out with: its group (papers.group_of), joined with
+    every group that holds a copy of one of its papers (the same abstract, by abstract_key), so
+    that no copy of a held-out paper is fitted on (two judged files of one conference, a paper
+    judged twice under two sources); a unit is named by the first of its groups by name."""
+    parent: dict[str, str] = {}
+
+    def root(group: str) -> str:
+        while parent.setdefault(group, group) != group:
+            group = parent[group]
+        return group
+
+    first: dict[int, str] = {}  # the group an abstract was first seen in
+    for item in judged:
+        key = abstract_key(item.paper.abstract)
+        one, other = sorted((root(item.group), root(first.setdefault(key, item.group))))
+        parent[other] = one
+    return [root(item.group) for item in judged]
+
+
 def split(judged: Sequence[JudgedPaper], folds: int) -> list[list[int]]:
-    """The indices of ``judged`` in ``folds`` folds of whole groups, as even in size as can be:
-    the largest group first into the smallest fold, ties by name (the same split every time)."""
+    """The indices of ``judged`` in ``folds`` folds of whole units (:func:`held_together`: a
+    group and the groups holding copies of its papers), as even in size as can be: the largest
+    unit first into the smallest fold, ties by name (the same split every time)."""
     members: dict[str, list[int]] = defaultdict(list)
-    for i, item in enumerate(judged):
-        members[item.group].append(i)
+    for i, unit in enumerate(held_together(judged)):
+        members[unit].append(i)
     out: list[list[int]] = [[] for _ in range(min(folds, len(members)))]
     for group in sorted(members, key=lambda g: (-len(members[g]), g)):
         smallest = min(range(len(out)), key=lambda k: (len(out[k]), k))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.judged import JudgedReport
+from ..errors import TaggerError
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 CURVE = tuple(sorted({*THRESHOLDS, *(x / 20 for x in range(1, 20))}))
@@ -47,6 +48,17 @@ def curve_table(curve: Sequence[tuple[float, dict[str, float]]]) -> list[str]:
             row = " | ".join(f"{figures[key]:.3f}" for key in KEYS)
             lines.append(f"| {threshold} | {row} |")
     return lines
+
+
+def check_drawable() -> None:
+    """Refuse, before a fit begins, a curve that could not be drawn at its end."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise TaggerError(
+            "--curve draws with matplotlib, which is not installed: pip install 'tagger[plot]' "
+            "(or leave --curve out)"
+        ) from None
 
 
 def draw(

@@ -22,7 +22,7 @@ def judged(groups: dict[str, int]) -> list[SimpleNamespace]:
     return [
         SimpleNamespace(
             group=group,
-            paper=SimpleNamespace(id=f"{group}-{k}"),
+            paper=SimpleNamespace(id=f"{group}-{k}", abstract=f"Paper {k} of {group}."),
             rules=SimpleNamespace(candidates=[]),
         )
         for group, size in groups.items()
