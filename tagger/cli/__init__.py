@@ -34,13 +34,9 @@ from . import (
     tag,
     taxonomy,
 )
-from .options import example, note
+from .options import STOPS, Terminated, example, note
 
 RESUMABLE = ("tag",)  # the commands that say, stopped, how to continue the run
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop."""
 
 
 class _Commands(click.Group):
@@ -67,7 +63,7 @@ class _Commands(click.Group):
             for line in message.splitlines():
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
-        except (KeyboardInterrupt, _Terminated) as exc:
+        except STOPS as exc:
             before = {}  # stopping: later signals stay ignored until the process has ended
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
             resumable = ctx.invoked_subcommand in RESUMABLE
@@ -86,7 +82,7 @@ def _stop(signum: int, frame: Any) -> None:
     """Ctrl-C or SIGTERM: unwind (closing files, stopping workers), and ignore the next ones."""
     for kind in _STOPS:
         signal.signal(kind, signal.SIG_IGN)
-    raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
 def _set_signal(signum: int, handler: Any) -> Any:

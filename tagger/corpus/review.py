@@ -7,6 +7,7 @@ is written before the page says it is saved; the page is served on this machine 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,8 +34,12 @@ _SUFFIXES = re.compile(r"(\.(jsonl|json|parquet|gz))+$")  # a file's name withou
 
 
 def threshold_of(record: TaggedPaper) -> float:
-    """The ``--min-score`` of the run that tagged ``record``, as its provenance says."""
-    return float(record.provenance.settings.get("min_score", TaggerConfig().min_score))
+    """The ``--min-score`` of the run that tagged ``record``, as its provenance says; ValueError
+    if it says something that is not a number."""
+    given = record.provenance.settings.get("min_score", TaggerConfig().min_score)
+    if isinstance(given, bool) or not isinstance(given, int | float) or not math.isfinite(given):
+        raise ValueError(f"its provenance's min_score is {given!r}, not a number")
+    return float(given)
 
 
 def uncertainty(record: TaggedPaper) -> float:
@@ -96,6 +101,13 @@ class Review:
                     **line.where(),
                 )
             first[paper_id] = line.number
+            try:
+                threshold_of(line.record)
+            except ValueError as exc:
+                raise InputError(
+                    f"{exc}: this is not a line `tagger tag` wrote; tag the papers again",
+                    **line.where(),
+                ) from None
             records.append(line.record)
         if not records:
             raise InputError("holds no tagged paper: nothing to review", source=name)

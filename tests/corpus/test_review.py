@@ -22,7 +22,7 @@ from tagger.corpus.review import Review, review_order, uncertainty
 from tagger.io.readers import read_papers
 from tagger.io.tagged import read_tagged
 
-from ..conftest import DATA, MINI_TAXONOMY, ROOT, tagged_record, write_tagged
+from ..conftest import DATA, MINI, MINI_TAXONOMY, ROOT, tagged_record, write_tagged
 from .conftest import judged_line, judgments_in, review_records
 from .test_report import CHROMIUM_FLAGS
 from .test_report import chromium_path as chromium_path  # the fixture, shared
@@ -263,3 +263,34 @@ def test_a_killed_server_loses_nothing_and_the_review_resumes(tmp_path, chromium
     judged = judgments_of(read_papers(path), str(path))
     assert list(judged) == [r.paper.id for r in records[:4]]
     assert judged[fourth.paper.id].areas[0] == fourth.tags[0].id
+
+
+def test_sigterm_says_where_the_review_stands(tmp_path):
+    """SIGTERM (a service manager, `kill`) ends a review as Ctrl-C does: review's own message,
+    how many papers are done and where every change is, and exit code 143."""
+    path = tmp_path / "judged.jsonl"
+    process, _, said = _start(path)
+    assert said.startswith("Reviewing 30 papers (0 done)")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 143
+    assert process.stderr.read() == (
+        f"Stopped: 0 of 30 papers done, every change saved in {path}; the same command goes on.\n"
+    )
+
+
+def test_a_threshold_that_is_not_a_number_is_an_input_error(tmp_path):
+    records = review_records()
+    records[1].provenance = records[1].provenance.model_copy(
+        update={"settings": {"min_score": "high"}}
+    )
+    tagged = write_tagged(tmp_path / "t.jsonl", records)
+    result = CliRunner().invoke(
+        main,
+        ["review", str(tagged), "--judgments", str(tmp_path / "j.jsonl"), *MINI],
+    )
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {tagged} line 2: its provenance's min_score is 'high', not a number: this is "
+        "not a line `tagger tag` wrote; tag the papers again\n",
+    )
+    assert not (tmp_path / "j.jsonl").exists()
