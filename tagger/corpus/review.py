@@ -127,7 +127,9 @@ class Review:
 
     def data(self, token: str = "") -> dict[str, Any]:
         """What the page shows: the papers in order, the taxonomy's areas, the judgments so far,
-        and the ``token`` its changes must carry."""
+        and the ``token`` its changes must carry. The judgments file is read again first if it
+        changed (an edit by hand is shown)."""
+        self.store.refresh()
         areas = [
             [area.id, area.name, area.parent, depth]
             for depth, area in self.taxonomy.walk()

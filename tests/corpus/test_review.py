@@ -168,8 +168,8 @@ def test_judging_ten_papers_by_keyboard(tmp_path, chromium_path):
         sync_api.expect(page.locator("#status")).to_have_attribute("data-state", "saved")
         assert page.locator('#list li[data-state="done"]').count() == 10
         assert problems == []
-        assert {url.split("/")[3] for url in requests} == {"", "judgment"}
-        assert all(url.startswith(server.url) for url in requests)
+        assert {url.split("/")[3].split("?")[0] for url in requests} == {"", "judgment"}
+        assert all(url.startswith(server.address) for url in requests)
         browser.close()
     lines = judgments_in(path)
     assert len(lines) == 10 and all(
@@ -200,7 +200,7 @@ def _start(judgments, *args):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     said = process.stderr.readline() + process.stderr.readline()
-    url = re.search(r"Open (http://127\.0\.0\.1:\d+/) in a browser", said)
+    url = re.search(r"Open (http://127\.0\.0\.1:\d+/\?token=[\w-]{32,}) in a browser", said)
     assert url, said
     return process, url.group(1), said
 
@@ -294,3 +294,48 @@ def test_a_threshold_that_is_not_a_number_is_an_input_error(tmp_path):
         "not a line `tagger tag` wrote; tag the papers again\n",
     )
     assert not (tmp_path / "j.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_two_pages_of_one_review_and_a_malformed_address(tmp_path, chromium_path):
+    """The printed URL lets the browser in (a cookie), the bare address does not let another
+    in; an address whose fragment is not a paper's, or not even well formed, opens the first
+    paper; and a change in a page older than the last save of the paper is not saved over it:
+    the page says so and shows the paper's judgment as the other page saved it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    tagged = write_tagged(tmp_path / "t.jsonl", review_records())
+    path = tmp_path / "j.jsonl"
+    review = Review.open(tagged, path, taxonomy=MINI_TAXONOMY)
+    with review.serve() as server, sync_api.sync_playwright() as pw:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
+        stranger = browser.new_page()  # no secret: no page
+        assert stranger.goto(server.address).status == 403
+        context = browser.new_context()
+        older, newer = context.new_page(), context.new_page()  # two tabs
+        problems = []
+        for page in (older, newer):
+            page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        older.goto(server.url + "#%E0%A4%A")
+        older.wait_for_selector("body[data-ready=true]")
+        assert older.url == server.address + "#%E0%A4%A"
+        assert older.get_attribute("body", "data-paper") == "p1"
+        newer.goto(server.address + "#p1")
+        newer.wait_for_selector("body[data-ready=true]")
+        newer.keyboard.press("e")
+        newer.keyboard.type("from the newer page")
+        newer.keyboard.press("Escape")
+        newer.keyboard.press("d")
+        sync_api.expect(newer.locator("#progress")).to_have_text("1 of 2 done")
+        older.keyboard.press("1")  # made on the paper as it was before the newer page's save
+        sync_api.expect(older.locator("#message")).to_have_text(
+            "changed in another page: reloaded it"
+        )
+        assert older.input_value("#notes") == "from the newer page"
+        assert older.text_content("#done-badge") == "done ✓"
+        assert older.text_content("#progress") == "1 of 2 done"
+        line = judgments_in(path)[0]
+        assert line["judged"]["notes"] == "from the newer page"
+        assert line["judged"]["type"] == ["theory"]
+        assert problems == []
+        browser.close()
