@@ -62,7 +62,7 @@ def review(tagged: str, judgments: Path, order: str, taxonomy_path: Path | None,
     try:  # a stop from here on, even as the URL is printed, says where the review stands
         done = len(opened.store.done)
         click.echo(
-            f"Reviewing {len(opened.records):,} papers ({done:,} done) against "
+            f"Reviewing {len(opened.papers):,} papers ({done:,} done) against "
             f"{opened.taxonomy.label}; judgments go to {judgments}.\n"
             f"Open {server.url} in a browser. Ctrl-C stops.",
             err=True,
@@ -72,7 +72,7 @@ def review(tagged: str, judgments: Path, order: str, taxonomy_path: Path | None,
         server.close()
         done = len(opened.store.done)
         click.echo(
-            f"Stopped: {done:,} of {len(opened.records):,} papers done, every change saved in "
+            f"Stopped: {done:,} of {len(opened.papers):,} papers done, every change saved in "
             f"{judgments}; the same command goes on.",
             err=True,
         )

@@ -18,7 +18,7 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -116,6 +116,15 @@ class JudgmentStore:
     def done(self) -> set[str]:
         """The ids of the papers marked done."""
         return {paper_id for paper_id, line in self._lines.items() if "judged" in line}
+
+    def states(self, ids: Iterable[str]) -> str:
+        """One letter for each paper of ``ids``, in order: ``d`` done, ``b`` begun (a draft),
+        ``t`` to do."""
+        lines = self._lines
+        return "".join(
+            "t" if (line := lines.get(paper_id)) is None else "d" if "judged" in line else "b"
+            for paper_id in ids
+        )
 
     def view(self, paper_id: str) -> dict[str, Any] | None:
         """A paper's judgment as the page holds it, None if not begun: ``done``, the lists

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from ..config import REVIEW_PORT
+from ..config import REVIEW_BLOCK, REVIEW_PORT
 from ..errors import TaggerError
 from ..io.jsonl import dumps, parse_json
 from .judgments import JudgmentStore, StaleJudgment
@@ -35,17 +35,26 @@ CSP = (  # the page loads nothing and talks only to its server
 
 
 class Reviewed(Protocol):
-    """What the server serves (corpus.review.Review): the page, and the judgments file."""
+    """What the server serves (corpus.review.Review): the page, the papers in blocks, and the
+    judgments file."""
 
     store: JudgmentStore
 
     def page(self, token: str = "") -> str: ...
 
+    def papers_from(self, start: int, count: int) -> dict[str, Any]: ...
+
+    def block_of(self, paper_id: str, count: int) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
 
 class ReviewServer:
     """A review's page and its judgments over HTTP, on 127.0.0.1 only, until :meth:`close`
     (a context manager closes it too). ``GET /`` is the page, made afresh (so a reload shows
-    what the file holds); ``POST /judgment`` saves one paper's judgment (a JSON object: ``id``,
+    what the file holds); ``GET /papers?start=K&count=N`` (or ``?id=ID&count=N``: the block
+    that holds it) is a block of papers as the page shows them, with their judgments;
+    ``POST /judgment`` saves one paper's judgment (a JSON object: ``id``,
     the ``revision`` it was made on, and JudgmentStore.save's other keywords) and answers, once
     the file holds it, with its view and the number of papers done; a change made on a revision
     another page has saved over is refused (409) with the paper's view now. :attr:`url` is the
@@ -95,13 +104,14 @@ class ReviewServer:
         self._server.serve_forever(poll_interval=0.2)
 
     def close(self) -> None:
-        """Stop answering, let a write under way finish, and release the judgments file."""
+        """Stop answering, let a write under way finish, and close the review (the judgments
+        file released)."""
         if self._server is not None:
             if self._serving:
                 self._server.shutdown()
             self._server.server_close()
             self._server = None
-        self.review.store.close()
+        self.review.close()
 
     def __enter__(self) -> ReviewServer:
         return self.start()
@@ -121,6 +131,9 @@ def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
             pass  # the terminal shows the URL and how the review ended, not each request
 
         def do_GET(self) -> None:
+            if urlsplit(self.path).path == "/papers":
+                self._papers()
+                return
             if self._refused("/", "/index.html"):
                 return
             given = parse_qs(urlsplit(self.path).query).get("token", [""])[0]
@@ -144,6 +157,24 @@ def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.CONFLICT, f"Error: {exc}\n".encode(), "text/plain")
                 return
             self._send(HTTPStatus.OK, page.encode(), "text/html")
+
+        def _papers(self) -> None:
+            """A block of papers, from a position or the one that holds a paper's id."""
+            if self._refused("/papers", change=True):
+                return
+            query = parse_qs(urlsplit(self.path).query)
+            try:
+                count = int(query.get("count", [str(REVIEW_BLOCK)])[0])
+                if "id" in query:
+                    block = review.block_of(query["id"][0], count)
+                else:
+                    block = review.papers_from(int(query.get("start", ["0"])[0]), count)
+            except ValueError:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": "start and count are numbers"})
+            except TaggerError as exc:  # the judgments file, edited into one it cannot read
+                self._send(HTTPStatus.CONFLICT, {"error": str(exc)})
+            else:
+                self._send(HTTPStatus.OK, block)
 
         def do_POST(self) -> None:
             if self._refused("/judgment", change=True):
@@ -173,9 +204,9 @@ def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
 
         def _refused(self, *paths: str, change: bool = False) -> bool:
             """Refuse (and say so) a request that does not name this machine (a page elsewhere
-            cannot, even through a name that resolves here); a ``change`` without the page's
-            secret in its header, or sent from another origin; and a path not among
-            ``paths``."""
+            cannot, even through a name that resolves here); a ``change`` (or a fetch of
+            papers) without the page's secret in its header, or sent from another origin; and a
+            path not among ``paths``."""
             hosts = {f"{HOST}:{server.port}", f"localhost:{server.port}"}
             ours = self.headers.get("Host") in hosts
             if change:

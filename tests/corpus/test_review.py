@@ -4,6 +4,7 @@ judged by keyboard, a server killed mid-review that loses nothing, and a review 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -168,7 +169,7 @@ def test_judging_ten_papers_by_keyboard(tmp_path, chromium_path):
         sync_api.expect(page.locator("#status")).to_have_attribute("data-state", "saved")
         assert page.locator('#list li[data-state="done"]').count() == 10
         assert problems == []
-        assert {url.split("/")[3].split("?")[0] for url in requests} == {"", "judgment"}
+        assert {url.split("/")[3].split("?")[0] for url in requests} == {"", "papers", "judgment"}
         assert all(url.startswith(server.address) for url in requests)
         browser.close()
     lines = judgments_in(path)
@@ -318,7 +319,7 @@ def test_two_pages_of_one_review_and_a_malformed_address(tmp_path, chromium_path
             page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         older.goto(server.url + "#%E0%A4%A")
         older.wait_for_selector("body[data-ready=true]")
-        assert older.url == server.address + "#%E0%A4%A"
+        assert older.url == server.address + "#p1"  # the paper shown, in the address
         assert older.get_attribute("body", "data-paper") == "p1"
         newer.goto(server.address + "#p1")
         newer.wait_for_selector("body[data-ready=true]")
@@ -339,3 +340,21 @@ def test_two_pages_of_one_review_and_a_malformed_address(tmp_path, chromium_path
         assert line["judged"]["type"] == ["theory"]
         assert problems == []
         browser.close()
+
+
+def test_a_review_holds_an_index_of_its_papers_not_the_papers(tmp_path):
+    """The tagged lines are read once into a spool; a paper is read from there when asked for,
+    as it was when the review opened (a gzip input, then rewritten: the review is unmoved)."""
+    records = list(read_tagged(SAMPLE))
+    tagged = tmp_path / "t.jsonl.gz"
+    tagged.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    review = Review.open(tagged, tmp_path / "j.jsonl", order="file")
+    tagged.write_bytes(b"")
+    papers = review.papers
+    assert len(papers) == 30 and list(papers) == [r.paper.id for r in records]
+    assert [papers[r.paper.id] for r in records] == records
+    assert "nope" not in papers and papers.position(records[3].paper.id) == 3
+    block = review.papers_from(28, 50)
+    assert [p["id"] for p in block["papers"]] == [r.paper.id for r in records[28:]]
+    assert block["states"] == "t" * 30 and review.data()["count"] == 30
+    review.close()

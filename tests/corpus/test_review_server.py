@@ -59,7 +59,7 @@ def test_the_page_is_served_to_a_browser_with_the_secret_only(served):
     )
     assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
     assert "default-src 'none'" in headers["Content-Security-Policy"]
-    assert server.token in page.decode() and ABSTRACT in page.decode()
+    assert server.token in page.decode() and ABSTRACT not in page.decode()  # fetched: below
     status, _, _ = _request(
         server, "GET", "/", headers={"Cookie": f"{cookie}={server.token}", "Host": "evil.example"}
     )
@@ -125,3 +125,29 @@ def test_a_change_made_on_an_older_revision_is_refused_with_the_current_view(ser
     second["revision"] = saved["revision"]  # made on what the file holds: saved
     status, _, body = _request(server, "POST", "/judgment", json.dumps(second), ours)
     assert status == 200 and json.loads(body)["saved"]["type"] == ["method"]
+
+
+def test_the_page_fetches_its_papers_in_blocks(served):
+    """``GET /papers``: a block of papers from a position, or the block that holds a paper, as
+    the page shows them, with their judgments, every paper's state and the number done; with
+    the page's secret only."""
+    server = served
+    ours = {"X-Review-Token": server.token}
+    change = json.dumps({"id": "p2", "areas": ["graphs"], "type": ["method"], "revision": ""})
+    assert _request(server, "POST", "/judgment", change, ours)[0] == 200
+    status, _, body = _request(server, "GET", "/papers?start=1&count=1", headers=ours)
+    block = json.loads(body)
+    assert status == 200 and (block["start"], block["states"], block["done"]) == (1, "tb", 0)
+    assert [paper["id"] for paper in block["papers"]] == ["p2"]
+    assert block["papers"][0]["abstract"] == "Graphs." and block["papers"][0]["threshold"] == 0.7
+    assert block["views"]["p2"]["areas"] == ["graphs"]
+    status, _, body = _request(server, "GET", "/papers?id=p1&count=1", headers=ours)
+    block = json.loads(body)
+    assert (block["index"], block["start"], block["views"]) == (0, 0, {})
+    assert block["papers"][0]["abstract"] == ABSTRACT
+    status, _, body = _request(server, "GET", "/papers?id=nope", headers=ours)
+    assert (status, json.loads(body)) == (200, {"index": -1})
+    status, _, body = _request(server, "GET", "/papers?start=x", headers=ours)
+    assert (status, json.loads(body)) == (400, {"error": "start and count are numbers"})
+    status, _, body = _request(server, "GET", "/papers?start=0")  # no secret
+    assert (status, json.loads(body)) == (403, {"error": "changes come from the page only"})
