@@ -358,3 +358,48 @@ def test_a_review_holds_an_index_of_its_papers_not_the_papers(tmp_path):
     assert [p["id"] for p in block["papers"]] == [r.paper.id for r in records[28:]]
     assert block["states"] == "t" * 30 and review.data()["count"] == 30
     review.close()
+
+
+@pytest.mark.slow
+def test_the_page_moves_through_blocks_of_papers(tmp_path, chromium_path):
+    """120 papers, fetched 50 at a time: the address's paper opens with its block, the list
+    shows the block, next and previous cross from one block to the next, and done goes on to
+    the next paper not done, wherever it is."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    line = json.loads(SAMPLE.read_text().splitlines()[0])
+    lines = []
+    for k in range(120):
+        line["paper"]["id"] = f"q{k:03d}"
+        lines.append(json.dumps(line))
+    tagged = tmp_path / "t.jsonl"
+    tagged.write_text("\n".join(lines) + "\n")
+    path = tmp_path / "j.jsonl"
+    review = Review.open(tagged, path, order="file")
+    with review.serve() as server, sync_api.sync_playwright() as pw:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        browser, page, problems, _ = _browser(sync_api, pw, chromium_path)
+        page.goto(server.url + "#q098")
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.text_content("#position") == "Paper 99 of 120"
+        assert page.text_content("#order") == "51–100 of 120"
+        assert page.locator("#list li").count() == 50
+        for shown in ("q099", "q100"):
+            page.keyboard.press("n")
+            sync_api.expect(page.locator("body")).to_have_attribute("data-paper", shown)
+        assert page.text_content("#order") == "101–120 of 120"
+        assert page.locator("#list li").count() == 20
+        page.keyboard.press("p")
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q099")
+        assert page.text_content("#order") == "51–100 of 120"
+        if not review.papers.at(99).facets:
+            page.keyboard.press("1")
+        page.keyboard.press("d")  # done: on to the next paper not done, in the next block
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q100")
+        sync_api.expect(page.locator("#progress")).to_have_text("1 of 120 done")
+        assert page.text_content("#order") == "101–120 of 120"
+        page.keyboard.press("p")
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q099")
+        assert page.get_attribute('#list li[data-id="q099"]', "data-state") == "done"
+        assert problems == []
+        browser.close()
+    assert [line["id"] for line in judgments_in(path)] == ["q099"]
