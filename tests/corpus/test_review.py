@@ -79,6 +79,19 @@ def test_review_command_errors(tmp_path):
         "read or written there; choose another file\n",
     )
     assert run(tagged).exit_code == 2  # --judgments is required
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # read, it would hang the review
+    result = run(tagged, "--judgments", fifo)
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {fifo} is a FIFO, not a file: give --judgments a regular file (or a new one)\n",
+    )
+    other.chmod(0o444)
+    result = run(tagged, "--judgments", other)
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {other} is read-only: make it writable (chmod u+w {other}) or give another file\n",
+    )
 
 
 # ---- in a real browser ----------------------------------------------------------------------

@@ -151,3 +151,34 @@ def test_the_page_fetches_its_papers_in_blocks(served):
     assert (status, json.loads(body)) == (400, {"error": "start and count are numbers"})
     status, _, body = _request(server, "GET", "/papers?start=0")  # no secret
     assert (status, json.loads(body)) == (403, {"error": "changes come from the page only"})
+
+
+def test_a_hand_edit_that_breaks_the_file_is_said_and_nothing_is_written(served, tmp_path):
+    """The page is made, and a change saved, from the file as it is now: an edit by hand that
+    breaks it is said, with its line, and the file is left as the edit left it."""
+    server = served
+    ours = {"X-Review-Token": server.token}
+    change = {"id": "p2", "areas": ["graphs"], "type": ["method"], "revision": ""}
+    assert _request(server, "POST", "/judgment", json.dumps(change), ours)[0] == 200
+    path = tmp_path / "j.jsonl"
+    broken = path.read_text() + "{\n"
+    path.write_text(broken)
+    cookie = {"Cookie": f"tagger-review-{server.port}={server.token}"}
+    status, headers, body = _request(server, "GET", "/", headers=cookie)
+    assert status == 409 and headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert body.decode().startswith(f"Error: {path} line 2: not a line of JSON (")
+    status, _, body = _request(server, "GET", "/papers?id=p2", headers=ours)
+    assert status == 409 and json.loads(body)["error"].startswith(f"{path} line 2: not a line")
+    status, _, body = _request(server, "POST", "/judgment", json.dumps(change), ours)
+    assert status == 400 and json.loads(body)["error"].startswith(
+        f"not saved: {path} line 2: not a line of JSON ("
+    )
+    assert json.loads(body)["error"].endswith(
+        "the file was changed while the review runs; mend that line and save again (nothing "
+        "was written)"
+    )
+    assert path.read_text() == broken
+    path.write_text(broken[: -len("{\n")])  # mended: saved again
+    block = json.loads(_request(server, "GET", "/papers?id=p2", headers=ours)[2])
+    change["revision"] = block["views"]["p2"]["revision"]  # the page, reloaded, saves
+    assert _request(server, "POST", "/judgment", json.dumps(change), ours)[0] == 200
