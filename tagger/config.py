@@ -327,6 +327,7 @@ FILTER_MIN_SCORE = 0.0  # filter --min-score, filter_tagged: every tag counts
 FILTER_FORMAT = "jsonl"  # filter --output-format, corpus.query.format_selected
 REVIEW_ORDER = "uncertain"  # review --order, Review.open: least certain first
 REVIEW_PORT = 0  # review --port, Review.serve: a free one
+REVIEW_BLOCK = 50  # the papers the review page fetches at a time (GET /papers)
 GOLD_FIELD = "primary_area"  # eval --gold-field, evaluate_file: the field of the authors' label
 
 # --- a fit: what `tagger fit` (fitting.fit.fit_model) makes a model with, the shipped one's ------

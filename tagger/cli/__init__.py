@@ -34,7 +34,7 @@ from . import (
     tag,
     taxonomy,
 )
-from .options import example, note
+from .options import STOPS, Terminated, example, note
 
 # What a command says when Ctrl-C or SIGTERM stops it, if more than "Interrupted." (`tagger
 # review` says its own, the papers done).
@@ -43,10 +43,6 @@ STOPPED_SAYS = {
     "fit": "{what}. The fit stopped; a model directory given with -o holds a whole model: the "
     "one it held before, unless the new one was written already.",
 }
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop."""
 
 
 class _Commands(click.Group):
@@ -73,7 +69,7 @@ class _Commands(click.Group):
             for line in message.splitlines():
                 click.echo(f"Error: {line}", err=True)
             sys.exit(1)
-        except (KeyboardInterrupt, _Terminated) as exc:
+        except STOPS as exc:
             before = {}  # stopping: later signals stay ignored until the process has ended
             what = "Interrupted" if isinstance(exc, KeyboardInterrupt) else "Terminated"
             says = STOPPED_SAYS.get(ctx.invoked_subcommand or "", "{what}.")
@@ -92,7 +88,7 @@ def _stop(signum: int, frame: Any) -> None:
     """Ctrl-C or SIGTERM: unwind (closing files, stopping workers), and ignore the next ones."""
     for kind in _STOPS:
         signal.signal(kind, signal.SIG_IGN)
-    raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
 def _set_signal(signum: int, handler: Any) -> Any:

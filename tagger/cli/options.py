@@ -26,6 +26,14 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 OUTPUT = click.Path(dir_okay=False, path_type=Path, allow_dash=True)  # "-": stdout
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so that files close and workers stop (the group in
+    cli/__init__.py raises it; a command that says how it stopped catches :data:`STOPS`)."""
+
+
+STOPS = (KeyboardInterrupt, Terminated)  # Ctrl-C and SIGTERM, as a command catches them
+
+
 def example(*commands: str) -> dict[str, str]:
     """A help epilog: the runnable example every command's help ends with."""
     return {"epilog": "\b\nExample:\n" + "\n".join(f"  {command}" for command in commands)}

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..config import REVIEW_ORDER, REVIEW_PORT
-from .options import FILE, example, tagged_argument, warning
+from .options import FILE, STOPS, example, tagged_argument, warning
 
 
 @click.command(
@@ -59,23 +59,23 @@ def review(tagged: str, judgments: Path, order: str, taxonomy_path: Path | None,
 
     opened = Review.open(tagged, judgments, taxonomy=taxonomy_path, order=order, warn=warning)
     server = opened.serve(port)
-    done = len(opened.store.done)
-    click.echo(
-        f"Reviewing {len(opened.records):,} papers ({done:,} done) against "
-        f"{opened.taxonomy.label}; judgments go to {judgments}.\n"
-        f"Open {server.url} in a browser. Ctrl-C stops.",
-        err=True,
-    )
-    try:
+    try:  # a stop from here on, even as the URL is printed, says where the review stands
+        done = len(opened.store.done)
+        click.echo(
+            f"Reviewing {len(opened.papers):,} papers ({done:,} done) against "
+            f"{opened.taxonomy.label}; judgments go to {judgments}.\n"
+            f"Open {server.url} in a browser. Ctrl-C stops.",
+            err=True,
+        )
         server.serve_forever()
-    except KeyboardInterrupt:
+    except STOPS as stopped:  # Ctrl-C or SIGTERM: where the review stands, not "Terminated."
         server.close()
         done = len(opened.store.done)
         click.echo(
-            f"Stopped: {done:,} of {len(opened.records):,} papers done, every change saved in "
+            f"Stopped: {done:,} of {len(opened.papers):,} papers done, every change saved in "
             f"{judgments}; the same command goes on.",
             err=True,
         )
-        sys.exit(130)
+        sys.exit(130 if isinstance(stopped, KeyboardInterrupt) else 143)
     finally:
         server.close()

@@ -390,22 +390,37 @@ def open_output(path: str | Path, *, append: bool = False) -> IO[bytes]:
     return handle
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
+def write_atomic(
+    path: str | Path, data: bytes, *, temporary: str | Path | None = None
+) -> os.stat_result:
     """Replace the file at ``path`` with ``data`` whole, or leave it as it was: written to a
     temporary file beside it, flushed to the disk, then renamed over it (and the rename flushed),
     so that a crash, a kill or a full disk at any moment leaves the old file or the new one,
-    never a mix. Raises OSError (the temporary file removed) if it cannot be written."""
+    never a mix. The new file keeps the old one's mode (a private file stays private); a new
+    one gets the mode a plain open gives (the umask's). Returns the written file's status, as it
+    was renamed into place. Raises OSError (the temporary file removed) if it cannot be written.
+
+    ``temporary`` names the temporary file, for a writer that holds the file's lock
+    (:func:`lock_beside`): one name, so that one a kill left is overwritten by the next write,
+    or removed by the next writer (:func:`temporary_beside`). Without it the name is the
+    process's and thread's own."""
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    if temporary is None:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(temporary, "wb") as stream:
+        handle = os.open(temporary, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        with os.fdopen(handle, "wb") as stream:
+            with contextlib.suppress(FileNotFoundError):
+                os.fchmod(handle, stat.S_IMODE(os.stat(path).st_mode))
             stream.write(data)
             stream.flush()
-            os.fsync(stream.fileno())
+            os.fsync(handle)
+            status = os.fstat(handle)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
-            temporary.unlink()
+            os.unlink(temporary)
         raise
     with contextlib.suppress(OSError):  # the rename itself reaches the disk
         directory = os.open(path.parent, os.O_RDONLY)
@@ -413,6 +428,27 @@ def write_atomic(path: str | Path, data: bytes) -> None:
             os.fsync(directory)
         finally:
             os.close(directory)
+    return status
+
+
+def temporary_beside(path: str | Path) -> Path:
+    """The one temporary file of the writer that holds ``path``'s lock (:func:`lock_beside`):
+    ``.NAME.tmp`` beside it, for :func:`write_atomic`."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.tmp")
+
+
+def kind_of(mode: int) -> str:
+    """What a file whose ``st_mode`` is ``mode`` is, in words: "a regular file", "a FIFO" ..."""
+    kinds = [
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((said for test, said in kinds if test(mode)), "not a file")
 
 
 def lock_beside(path: str | Path, *, held_by: str) -> IO[bytes]:
@@ -438,4 +474,3 @@ def lock_beside(path: str | Path, *, held_by: str) -> IO[bytes]:
     except OSError:
         pass  # a file system without locks (some network mounts): go on unlocked
     return handle
-    return False

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 import pytest
 
 from tagger.corpus.judged import Judgment, judgments_of
-from tagger.corpus.judgments import JudgmentStore
+from tagger.corpus.judgments import JudgmentStore, StaleJudgment
 from tagger.errors import InputError, TaggerError
 from tagger.io.readers import read_papers
 from tagger.taxonomy.loading import load_taxonomy
@@ -40,6 +41,7 @@ def test_the_store_writes_drafts_and_judgments_in_the_judged_format(tmp_path):
         "type": ["theory"],
         "notes": " hard <b>call</b>\n",
         "done": False,
+        "revision": store.revision("p1"),
     }
     paper = {"id": "p1", "source": "mine", "venue": "ICLR", "year": 2025, "title": "One"}
     assert judgments_in(path) == [
@@ -198,3 +200,150 @@ def test_two_reviews_cannot_write_one_file(tmp_path):
     )
     first.close()
     _store(tmp_path).close()
+
+
+# ---- the file under hostile use: two pages, links, hand edits, kills, modes, odd files ----------
+
+
+def test_a_save_made_on_an_older_revision_is_refused(tmp_path):
+    """Two pages of one review: each save names the revision of the paper's judgment it was
+    made on; once the other page has saved, the older page's save is refused with the current
+    view, and the file keeps the newer page's judgment."""
+    store = _store(tmp_path)
+    assert store.view("p1") is None and store.revision("p1") == ""
+    draft = store.save("p1", type=["theory"], revision="")
+    assert draft["revision"] == store.revision("p1") != ""
+    # Both pages hold the draft; the newer one adds a note and marks the paper done.
+    newer = store.save("p1", type=["theory"], notes="newer", done=True, revision=draft["revision"])
+    assert newer["revision"] not in ("", draft["revision"])
+    with pytest.raises(StaleJudgment) as refused:
+        store.save("p1", type=["method"], revision=draft["revision"])
+    assert refused.value.current == newer
+    assert str(refused.value) == (
+        "paper 'p1' was changed in another page since this one read it: not saved"
+    )
+    with pytest.raises(StaleJudgment):  # a page that never saw the paper begun
+        store.save("p1", type=["method"], revision="")
+    line = judgments_in(store.path)[0]
+    assert line["judged"]["notes"] == "newer" and store.done == {"p1"}
+    store.close()
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_judgments_file_through_a_symlink_is_its_target(tmp_path, exists):
+    """The target gets the change and the link stays a link; a second review of the file,
+    through the link or the target, is refused."""
+    target = tmp_path / "real.jsonl"
+    if exists:
+        target.write_text(judged_line("p2", abstract="Graphs.", areas=["graphs"], main=[]) + "\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    store = JudgmentStore.open(link, review_records(), MINI, source="mine")
+    store.save("p1", type=["theory"])
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert [line["id"] for line in judgments_in(target)] == (["p2", "p1"] if exists else ["p1"])
+    for path in (target, link):
+        with pytest.raises(TaggerError) as refused:
+            JudgmentStore.open(path, review_records(), MINI)
+        assert str(refused.value) == (
+            f"{target} is being written by another `tagger review` (it holds .real.jsonl.lock): "
+            "stop that one first, or choose another file"
+        )
+    store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".real.jsonl.lock",
+        "link.jsonl",
+        "real.jsonl",
+    ]
+
+
+def test_a_hand_edit_while_the_review_runs_is_kept_and_shown(tmp_path):
+    store = _store(tmp_path)
+    path = store.path
+    store.save("p1", type=["theory"])
+    by_hand = judged_line("p2", abstract="Graphs.", areas=["graphs"], main=["graphs"], notes="hand")
+    path.write_text(path.read_text() + by_hand + "\n")
+    store.refresh()  # as the server does before it answers the page
+    assert store.view("p2")["notes"] == "hand" and store.done == {"p2"}
+    store.save("p1", type=["theory"], notes="after", revision=store.revision("p1"))
+    assert [line["id"] for line in judgments_in(path)] == ["p1", "p2"]
+    assert judgments_in(path)[1]["judged"]["notes"] == "hand"
+    # An edit that breaks the file: the save is refused, naming the line, and nothing written.
+    broken = path.read_text() + '{"id": "p2"\n'
+    path.write_text(broken)
+    with pytest.raises(InputError) as refused:
+        store.save("p1", type=["theory"], done=True)
+    assert str(refused.value).startswith(f"{path} line 3: not a line of JSON (")
+    assert str(refused.value).endswith(
+        "): the file was changed while the review runs; mend that line and save again (nothing "
+        "was written)"
+    )
+    assert path.read_text() == broken and store.done == {"p2"}
+    store.close()
+
+
+def test_a_save_killed_midway_leaves_no_file_a_review_keeps(tmp_path):
+    """A save writes one temporary file, of one name, beside the file (under the review's lock);
+    one left by a kill -9 is removed when a review opens."""
+    left = tmp_path / ".j.jsonl.tmp"
+    left.write_text('{"id": "p1", "half')
+    store = _store(tmp_path)
+    assert not left.exists()
+    store.save("p1", type=["theory"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".j.jsonl.lock", "j.jsonl"]
+    store.close()
+
+
+def test_a_saved_file_keeps_its_mode(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text("")
+    path.chmod(0o600)
+    store = _store(tmp_path)
+    store.save("p1", type=["theory"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    store.close()
+    path.unlink()
+    before = os.umask(0o027)  # a new file: as a normal open makes it
+    try:
+        store = _store(tmp_path)
+        store.save("p1", type=["theory"])
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    store.close()
+
+
+def test_a_read_only_judgments_file_is_refused_at_open(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text(judged_line() + "\n")
+    path.chmod(0o444)
+    with pytest.raises(TaggerError) as refused:
+        _store(tmp_path)
+    assert str(refused.value) == (
+        f"{path} is read-only: make it writable (chmod u+w {path}) or give another file"
+    )
+    assert path.read_text() == judged_line() + "\n"
+
+
+def test_a_fifo_is_refused_at_open_and_not_read(tmp_path):
+    """Reading a FIFO would block the review for ever: it is refused, unopened for reading."""
+    path = tmp_path / "j.jsonl"
+    os.mkfifo(path)
+    with pytest.raises(TaggerError) as refused:
+        _store(tmp_path)
+    assert str(refused.value) == (
+        f"{path} is a FIFO, not a file: give --judgments a regular file (or a new one)"
+    )
+    assert stat.S_ISFIFO(path.stat().st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a device needs root")
+def test_a_device_is_refused_at_open_and_kept(tmp_path):
+    path = tmp_path / "j.jsonl"
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a copy of /dev/null
+    with pytest.raises(TaggerError) as refused:
+        _store(tmp_path)
+    assert str(refused.value) == (
+        f"{path} is a device, not a file: give --judgments a regular file (or a new one)"
+    )
+    assert stat.S_ISCHR(path.stat().st_mode)

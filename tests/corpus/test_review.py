@@ -4,6 +4,7 @@ judged by keyboard, a server killed mid-review that loses nothing, and a review 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from tagger.corpus.review import Review, review_order, uncertainty
 from tagger.io.readers import read_papers
 from tagger.io.tagged import read_tagged
 
-from ..conftest import DATA, MINI_TAXONOMY, ROOT, tagged_record, write_tagged
+from ..conftest import DATA, MINI, MINI_TAXONOMY, ROOT, tagged_record, write_tagged
 from .conftest import judged_line, judgments_in, review_records
 from .test_report import CHROMIUM_FLAGS
 from .test_report import chromium_path as chromium_path  # the fixture, shared
@@ -78,6 +79,19 @@ def test_review_command_errors(tmp_path):
         "read or written there; choose another file\n",
     )
     assert run(tagged).exit_code == 2  # --judgments is required
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # read, it would hang the review
+    result = run(tagged, "--judgments", fifo)
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {fifo} is a FIFO, not a file: give --judgments a regular file (or a new one)\n",
+    )
+    other.chmod(0o444)
+    result = run(tagged, "--judgments", other)
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {other} is read-only: make it writable (chmod u+w {other}) or give another file\n",
+    )
 
 
 # ---- in a real browser ----------------------------------------------------------------------
@@ -168,8 +182,8 @@ def test_judging_ten_papers_by_keyboard(tmp_path, chromium_path):
         sync_api.expect(page.locator("#status")).to_have_attribute("data-state", "saved")
         assert page.locator('#list li[data-state="done"]').count() == 10
         assert problems == []
-        assert {url.split("/")[3] for url in requests} == {"", "judgment"}
-        assert all(url.startswith(server.url) for url in requests)
+        assert {url.split("/")[3].split("?")[0] for url in requests} == {"", "papers", "judgment"}
+        assert all(url.startswith(server.address) for url in requests)
         browser.close()
     lines = judgments_in(path)
     assert len(lines) == 10 and all(
@@ -200,7 +214,7 @@ def _start(judgments, *args):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     said = process.stderr.readline() + process.stderr.readline()
-    url = re.search(r"Open (http://127\.0\.0\.1:\d+/) in a browser", said)
+    url = re.search(r"Open (http://127\.0\.0\.1:\d+/\?token=[\w-]{32,}) in a browser", said)
     assert url, said
     return process, url.group(1), said
 
@@ -263,3 +277,142 @@ def test_a_killed_server_loses_nothing_and_the_review_resumes(tmp_path, chromium
     judged = judgments_of(read_papers(path), str(path))
     assert list(judged) == [r.paper.id for r in records[:4]]
     assert judged[fourth.paper.id].areas[0] == fourth.tags[0].id
+
+
+def test_sigterm_says_where_the_review_stands(tmp_path):
+    """SIGTERM (a service manager, `kill`) ends a review as Ctrl-C does: review's own message,
+    how many papers are done and where every change is, and exit code 143."""
+    path = tmp_path / "judged.jsonl"
+    process, _, said = _start(path)
+    assert said.startswith("Reviewing 30 papers (0 done)")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 143
+    assert process.stderr.read() == (
+        f"Stopped: 0 of 30 papers done, every change saved in {path}; the same command goes on.\n"
+    )
+
+
+def test_a_threshold_that_is_not_a_number_is_an_input_error(tmp_path):
+    records = review_records()
+    records[1].provenance = records[1].provenance.model_copy(
+        update={"settings": {"min_score": "high"}}
+    )
+    tagged = write_tagged(tmp_path / "t.jsonl", records)
+    result = CliRunner().invoke(
+        main,
+        ["review", str(tagged), "--judgments", str(tmp_path / "j.jsonl"), *MINI],
+    )
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {tagged} line 2: its provenance's min_score is 'high', not a number: this is "
+        "not a line `tagger tag` wrote; tag the papers again\n",
+    )
+    assert not (tmp_path / "j.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_two_pages_of_one_review_and_a_malformed_address(tmp_path, chromium_path):
+    """The printed URL lets the browser in (a cookie), the bare address does not let another
+    in; an address whose fragment is not a paper's, or not even well formed, opens the first
+    paper; and a change in a page older than the last save of the paper is not saved over it:
+    the page says so and shows the paper's judgment as the other page saved it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    tagged = write_tagged(tmp_path / "t.jsonl", review_records())
+    path = tmp_path / "j.jsonl"
+    review = Review.open(tagged, path, taxonomy=MINI_TAXONOMY)
+    with review.serve() as server, sync_api.sync_playwright() as pw:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
+        stranger = browser.new_page()  # no secret: no page
+        assert stranger.goto(server.address).status == 403
+        context = browser.new_context()
+        older, newer = context.new_page(), context.new_page()  # two tabs
+        problems = []
+        for page in (older, newer):
+            page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+        older.goto(server.url + "#%E0%A4%A")
+        older.wait_for_selector("body[data-ready=true]")
+        assert older.url == server.address + "#p1"  # the paper shown, in the address
+        assert older.get_attribute("body", "data-paper") == "p1"
+        newer.goto(server.address + "#p1")
+        newer.wait_for_selector("body[data-ready=true]")
+        newer.keyboard.press("e")
+        newer.keyboard.type("from the newer page")
+        newer.keyboard.press("Escape")
+        newer.keyboard.press("d")
+        sync_api.expect(newer.locator("#progress")).to_have_text("1 of 2 done")
+        older.keyboard.press("1")  # made on the paper as it was before the newer page's save
+        sync_api.expect(older.locator("#message")).to_have_text(
+            "changed in another page: reloaded it"
+        )
+        assert older.input_value("#notes") == "from the newer page"
+        assert older.text_content("#done-badge") == "done ✓"
+        assert older.text_content("#progress") == "1 of 2 done"
+        line = judgments_in(path)[0]
+        assert line["judged"]["notes"] == "from the newer page"
+        assert line["judged"]["type"] == ["theory"]
+        assert problems == []
+        browser.close()
+
+
+def test_a_review_holds_an_index_of_its_papers_not_the_papers(tmp_path):
+    """The tagged lines are read once into a spool; a paper is read from there when asked for,
+    as it was when the review opened (a gzip input, then rewritten: the review is unmoved)."""
+    records = list(read_tagged(SAMPLE))
+    tagged = tmp_path / "t.jsonl.gz"
+    tagged.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    review = Review.open(tagged, tmp_path / "j.jsonl", order="file")
+    tagged.write_bytes(b"")
+    papers = review.papers
+    assert len(papers) == 30 and list(papers) == [r.paper.id for r in records]
+    assert [papers[r.paper.id] for r in records] == records
+    assert "nope" not in papers and papers.position(records[3].paper.id) == 3
+    block = review.papers_from(28, 50)
+    assert [p["id"] for p in block["papers"]] == [r.paper.id for r in records[28:]]
+    assert block["states"] == "t" * 30 and review.data()["count"] == 30
+    review.close()
+
+
+@pytest.mark.slow
+def test_the_page_moves_through_blocks_of_papers(tmp_path, chromium_path):
+    """120 papers, fetched 50 at a time: the address's paper opens with its block, the list
+    shows the block, next and previous cross from one block to the next, and done goes on to
+    the next paper not done, wherever it is."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    line = json.loads(SAMPLE.read_text().splitlines()[0])
+    lines = []
+    for k in range(120):
+        line["paper"]["id"] = f"q{k:03d}"
+        lines.append(json.dumps(line))
+    tagged = tmp_path / "t.jsonl"
+    tagged.write_text("\n".join(lines) + "\n")
+    path = tmp_path / "j.jsonl"
+    review = Review.open(tagged, path, order="file")
+    with review.serve() as server, sync_api.sync_playwright() as pw:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        browser, page, problems, _ = _browser(sync_api, pw, chromium_path)
+        page.goto(server.url + "#q098")
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.text_content("#position") == "Paper 99 of 120"
+        assert page.text_content("#order") == "51–100 of 120"
+        assert page.locator("#list li").count() == 50
+        for shown in ("q099", "q100"):
+            page.keyboard.press("n")
+            sync_api.expect(page.locator("body")).to_have_attribute("data-paper", shown)
+        assert page.text_content("#order") == "101–120 of 120"
+        assert page.locator("#list li").count() == 20
+        page.keyboard.press("p")
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q099")
+        assert page.text_content("#order") == "51–100 of 120"
+        if not review.papers.at(99).facets:
+            page.keyboard.press("1")
+        page.keyboard.press("d")  # done: on to the next paper not done, in the next block
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q100")
+        sync_api.expect(page.locator("#progress")).to_have_text("1 of 120 done")
+        assert page.text_content("#order") == "101–120 of 120"
+        page.keyboard.press("p")
+        sync_api.expect(page.locator("body")).to_have_attribute("data-paper", "q099")
+        assert page.get_attribute('#list li[data-id="q099"]', "data-state") == "done"
+        assert problems == []
+        browser.close()
+    assert [line["id"] for line in judgments_in(path)] == ["q099"]

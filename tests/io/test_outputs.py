@@ -230,3 +230,25 @@ def test_a_full_disk_on_stdout_is_one_error(tmp_path, command):
     assert len(errors) == 1 and "No space left on device" in errors[0], stderr
     if args[0] == "tag":
         assert "--resume" not in errors[0] and "-o FILE" in errors[0]
+
+
+def test_a_file_replaced_whole_keeps_its_mode(tmp_path):
+    """io.files.write_atomic: the new file has the old one's mode (a private file stays so),
+    a new one the umask's; the temporary file is the one named, and none is left."""
+    import stat
+
+    from tagger.io.files import temporary_beside, write_atomic
+
+    path = tmp_path / "f.jsonl"
+    path.write_text("old\n")
+    path.chmod(0o600)
+    status = write_atomic(path, b"new\n", temporary=temporary_beside(path))
+    assert path.read_bytes() == b"new\n" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert (status.st_ino, status.st_size) == (path.stat().st_ino, 4)
+    before = os.umask(0o077)
+    try:
+        write_atomic(tmp_path / "g.jsonl", b"g\n")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "g.jsonl").stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.jsonl", "g.jsonl"]
