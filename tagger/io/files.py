@@ -10,7 +10,10 @@ the whole run so that a second run writing the same file fails at once, and only
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
 import gzip
 import hashlib
 import json
@@ -111,18 +114,25 @@ def write_directory(
     """Make the directory ``out`` whole: ``fill`` writes its files into a temporary directory
     beside it and returns its record, written there as ``record`` (JSON); then the directory is
     made readable to all and renamed into place, so a reader never sees half of it. An existing
-    ``out`` is replaced with ``replace`` (moved aside first, removed after); otherwise, if
-    another process made it first, that one is kept and its record returned."""
+    ``out`` is replaced with ``replace``: exchanged with the new one in one step
+    (:func:`exchange`), so that a process killed at any point leaves the old directory or the
+    new one at ``out``, whole, then removed; otherwise, if another process made it first, that
+    one is kept and its record returned.
+
+    Where the system cannot exchange two directories, the old one is moved aside (to
+    ``.NAME.old.PID``) and the new one renamed in: a process killed between the two leaves none
+    at ``out``. So the temporaries of dead processes beside ``out`` are cleaned first, and an
+    old directory left aside by one is put back (:func:`left_aside`), before anything else."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    _clean_temporaries(out)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent))
     try:
         made = fill(work)
         (work / record).write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
         readable(work)
-        old = None
         if replace and out.exists():
-            old = out.with_name(f".{out.name}.old.{os.getpid()}")
-            os.replace(out, old)
+            _replace(work, out)
+            return made
         try:
             os.replace(work, out)
         except OSError:
@@ -130,12 +140,116 @@ def write_directory(
                 raise
             shutil.rmtree(work, ignore_errors=True)  # another process made it first
             return json.loads((out / record).read_text(encoding="utf-8"))
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
         return made
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _replace(new: Path, out: Path) -> None:
+    """Put the directory ``new`` at ``out`` in the place of the one there, and remove that."""
+    try:
+        exchange(new, out)
+    except OSError as exc:
+        if exc.errno not in _NO_EXCHANGE:
+            raise
+    else:
+        shutil.rmtree(new, ignore_errors=True)  # the old one, now under the temporary name
+        return
+    old = out.with_name(f".{out.name}.old.{os.getpid()}")
+    os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# what renameat2 fails with where the system, or the file system, cannot exchange two paths
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap the paths ``a`` and ``b`` (both existing) in one step: Linux's renameat2 with
+    RENAME_EXCHANGE, through libc. OSError (errno ENOSYS where there is no such call, EINVAL
+    or ENOTSUP where the file system has no such step) otherwise."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "this system cannot exchange two paths in one step")
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+@functools.cache
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28, musl 1.1.24
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _temporaries(out: Path) -> Iterator[tuple[Path, int, bool]]:
+    """The temporaries write_directory leaves beside ``out`` if killed (directories named
+    ``.NAME.PID.XXXXXXXX``, the new one being made, and ``.NAME.old.PID``, the old one moved
+    aside): each path, the id of the process that made it, and whether it is an old one."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(?:(old)\.(\d+)|(\d+)\.[^.]+)")
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        found = pattern.fullmatch(path.name)
+        if found and path.is_dir() and not path.is_symlink():
+            yield path, int(found[2] or found[3]), bool(found[1])
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs (on this machine)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's: it runs
+        return False
+    return False
+
+
+def left_aside(out: Path) -> Path | None:
+    """The old directory a process killed while replacing ``out`` left aside (where the system
+    could not exchange them in one step), if ``out`` is missing and a dead process's
+    ``.NAME.old.PID`` is beside it."""
+    if out.exists():
+        return None
+    for path, pid, old in _temporaries(out):
+        if old and _gone(pid):
+            return path
+    return None
+
+
+def _clean_temporaries(out: Path) -> None:
+    """Put back an old directory left aside by a killed process (:func:`left_aside`), and
+    remove what else dead processes left beside ``out``: the new directories they were
+    making, and old ones they had already replaced."""
+    aside = left_aside(out)
+    if aside is not None:
+        with contextlib.suppress(OSError):
+            os.rename(aside, out)  # fails if another process made out meanwhile: it is kept
+    for path, pid, _ in _temporaries(out):
+        if _gone(pid):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def read_regular(path: str | Path, limit: int) -> bytes | None:

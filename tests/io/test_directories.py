@@ -117,11 +117,9 @@ def test_the_temporaries_of_dead_processes_are_cleaned_and_live_ones_kept(tmp_pa
     (tmp_path / ".model.notes").mkdir()  # not a temporary of tagger's: never touched
     _write(out, "new")
     assert _whole(out) == "new"
-    assert sorted(path.name for path in tmp_path.iterdir()) == [
-        ".model.notes",
-        f".model.{os.getpid()}.live",
-        "model",
-    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        [".model.notes", f".model.{os.getpid()}.live", "model"]
+    )
 
 
 def test_a_replacement_leaves_nothing_beside_the_directory(tmp_path):
