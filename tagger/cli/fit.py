@@ -98,7 +98,10 @@ def fit(
     of whole groups, each held out in turn from every step), print the figures before and
     after, and write the model to -o DIR."""
     from ..fitting.fit import fit_model
+    from ..fitting.modeldir import check_target
 
+    if out:
+        check_target(out)  # before any work of the fit's is done
     title = (
         f"Fit of {taxonomy_path or 'the packaged taxonomy'} on {', '.join(p.name for p in judged)}"
     )
