@@ -21,7 +21,6 @@ from ..conftest import DATA, MINI_TAXONOMY, error_line, model_dir, run
 
 def test_a_model_directory_holding_a_users_file_is_refused_naming_it(tmp_path):
     where = model_dir(tmp_path / "m", MINI_TAXONOMY)
-    record = (where / RECORD).read_bytes()
     (where / "NOTES.txt").write_text("what I tried\n")
     (where / "plots").mkdir()
     with pytest.raises(TaggerError) as refused:
