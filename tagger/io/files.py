@@ -16,7 +16,9 @@ import fcntl
 import functools
 import gzip
 import hashlib
+import io
 import json
+import math
 import os
 import re
 import shutil
@@ -24,6 +26,7 @@ import stat
 import sys
 import tempfile
 import threading
+import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -106,6 +109,65 @@ class ByContent(Generic[Parsed]):
             while len(self._kept) > self.KEPT:
                 self._kept.popitem(last=False)
         return parsed
+
+
+# An npz part of a model (a neighbour index, an area model) unpacks to a few times its size:
+# numbers and fixed-width text compress 1.7 to 4.5 times in the packaged models' parts. A part
+# that would unpack to far more is no part tagger wrote, and is refused before it is unpacked (0.5
+# MB of zeros can unpack to 480 MB, and take twice that while it is read): more than NPZ_RATIO
+# times its size, ten times the most a real part shows, and never less than NPZ_FLOOR, so that a
+# small part of long, fixed-width titles is never refused.
+NPZ_RATIO = 50
+NPZ_FLOOR = 64 * 2**20
+
+
+def read_npz(data: bytes) -> dict[str, Any]:
+    """The arrays of an npz file's bytes, by name, none of them pickled objects. Its zip
+    directory is checked before a byte is unpacked: ValueError if its members would unpack to
+    more than max(NPZ_FLOOR, NPZ_RATIO x its size) in all, or one's array declares more bytes
+    than the member holds, or it is no npz file."""
+    import numpy as np
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+        total = sum(member.file_size for member in members)
+        bound = max(NPZ_FLOOR, NPZ_RATIO * len(data))
+        if total > bound:
+            raise ValueError(
+                f"it unpacks to {total / 2**20:,.0f} MB, {total / max(len(data), 1):,.0f} times "
+                f"its size (a model's parts unpack to a few times theirs, at most "
+                f"{bound / 2**20:,.0f} MB here): it is no part tagger wrote"
+            )
+        for member in members:
+            with archive.open(member) as stream:
+                declared = _npy_bytes(np, stream, member.filename)
+            if declared > member.file_size:
+                raise ValueError(
+                    f"its {member.filename} declares {declared:,} bytes of data, and holds "
+                    f"{member.file_size:,}: it is no part tagger wrote"
+                )
+        with np.load(io.BytesIO(data), allow_pickle=False) as found:
+            return {name: found[name] for name in found.files}
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
+        raise ValueError(f"it is not an npz file tagger wrote ({exc})") from None
+
+
+def _npy_bytes(np: Any, stream: IO[bytes], name: str) -> int:
+    """The bytes of data the .npy array in ``stream`` declares (its header read alone)."""
+    version = np.lib.format.read_magic(stream)
+    read = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }.get(version)
+    if read is None:
+        raise ValueError(
+            f"its {name} is an .npy file of version {version}, which tagger never writes"
+        )
+    shape, _, dtype = read(stream)
+    if dtype.hasobject:
+        raise ValueError(f"its {name} holds pickled objects, which tagger never writes nor reads")
+    return math.prod(shape) * dtype.itemsize
 
 
 def write_directory(
