@@ -38,14 +38,21 @@ from pydantic import (
     ValidationError,
 )
 
-from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit, tagger_version
+from ..config import (
+    EMBEDDING_BACKENDS,
+    EMBEDDING_MODEL_ID,
+    FAST_BACKEND,
+    TaggerConfig,
+    packaged_fit,
+    tagger_version,
+)
 from ..errors import TaggerError
 from ..io import packaged
 from ..io.files import left_aside
 from ..taxonomy.model import Taxonomy
 from . import areas, neighbours
 from .areas import AreaModel
-from .neighbours import NeighbourIndex, abstract_key, in_space
+from .neighbours import NeighbourIndex, abstract_key, in_space, space_of
 from .reading import Reading
 from .votes import Votes, votes_of
 from .weigher import Weigher, Weighing
@@ -189,13 +196,15 @@ class FittedModel:
         parts = {
             part: self.part(part) for part, name in FILES.items() if name in self.record["files"]
         }
-        widths = {FILES[part]: parts[part].width for part in VECTOR_PARTS if part in parts}
-        if len(set(widths.values())) > 1:
-            (first, a), (second, b) = sorted(widths.items(), key=lambda item: item[1])[::-1][:2]
-            raise TaggerError(
-                f"{self._refused}: its {first} reads vectors of {a} dimensions, and its "
-                f"{second} holds vectors of {b}: {self._remedy}"
-            )
+        widths = [(FILES[part], parts[part].width) for part in VECTOR_PARTS[::-1] if part in parts]
+        for name, width in widths[1:]:
+            first, wanted = widths[0]
+            if width != wanted:
+                verb = "reads" if first == FILES["areas"] else "holds"
+                raise TaggerError(
+                    f"{self._refused}: its {first} {verb} vectors of {wanted} dimensions, and "
+                    f"its {name} holds vectors of {width}: {self._remedy}"
+                )
         return parts
 
     def spaces(self, parts: Mapping[str, Any]) -> dict[str, str]:
@@ -313,6 +322,19 @@ class FittedModel:
             if self.shipped
             else f"cannot use the model {self.where}"
         )
+
+
+def _fitted_with(space: str) -> tuple[str, str]:
+    """How a model of ``space`` was fitted, in words, and what to tag it with."""
+    if space == space_of(f"{EMBEDDING_MODEL_ID} ({FAST_BACKEND})"):
+        return f"with the {FAST_BACKEND} backend", f"tag with --embedding-backend {FAST_BACKEND}"
+    if space == EMBEDDING_MODEL_ID:
+        others = ", ".join(b for b in EMBEDDING_BACKENDS if b != FAST_BACKEND)
+        return (
+            f"with the default backend ({others})",
+            f"tag with --embedding-backend {EMBEDDING_BACKENDS[0]}",
+        )
+    return "with another embedder", "tag with that embedder"
 
 
 def _remedy(where: Path, *, shipped: bool) -> str:
@@ -515,6 +537,7 @@ class Learned:
                     f"probabilities only for features made so; tag with {name}={fitted!r}, or "
                     f"fit a model with {name}={value!r} (tagger fit --{option} {value})"
                 )
+        parts = self.model.check_whole()
         if not self.serving:
             return
         for name, value in feature_constants().items():
@@ -523,6 +546,40 @@ class Learned:
                 raise TaggerError(
                     f"{self.model.label} was fitted with {name} {fitted!r}, and this version of "
                     f"tagger makes its features with {value!r}: {self.model._remedy}"
+                )
+        self._check_space(parts)
+
+    def _check_space(self, parts: Mapping[str, Any]) -> None:
+        """Refuse a model given by name that was fitted in another embedding space than the
+        embedder's: its neighbours and area model would not vote (their vectors do not compare
+        with the papers'), and its weigher's scores, fitted on their votes, would be no
+        probabilities. The packaged model is the one of the backend's space; with an embedder
+        of one's own, its first stage and weigher are used without those votes, as ever."""
+        if self.model.shipped:
+            return
+        mine = space_of(self.embedder)
+        for space in self.model.spaces(parts).values():
+            if space == mine:
+                continue
+            how, fix = _fitted_with(space)
+            raise TaggerError(
+                f"{self.model._refused}: it was fitted {how} (space '{space}'), and this tagger "
+                f"embeds in the space '{mine}': {fix}, or fit a model with this one (tagger "
+                "fit -o DIR)"
+            )
+
+    def _check_width(self, width: int) -> None:
+        """Refuse parts that read vectors of another width than the papers' (``width``): what
+        numpy would fail on, or worse, in the middle of tagging."""
+        used = [(FILES[kind], index) for kind, (index, _) in self.neighbour_indexes.items()]
+        if self.area_model is not None:
+            used.append((FILES["areas"], self.area_model))
+        for name, part in used:
+            if part.width != width:
+                raise TaggerError(
+                    f"{self.model._refused}: its {name} reads vectors of {part.width} "
+                    f"dimensions, and the embedder in use ({self.embedder}) makes {width}: "
+                    f"{self.model._remedy}"
                 )
 
     @cached_property
@@ -565,6 +622,8 @@ class Learned:
         """Each read paper's votes: its neighbours of every kind, and the area model's
         (tagging.votes.votes_of)."""
         codes = [reading.code for reading in readings]
+        if codes:
+            self._check_width(len(codes[0]))
         chances = None
         if self.area_model is not None:
             chances = self.area_model.probabilities(codes, [r.text for r in readings])

@@ -43,7 +43,9 @@ def _rewrite(where, **changes):
 def _relist(where):
     """The record listing each file's present sha256 again (a part spoiled on purpose)."""
     record = json.loads((where / RECORD).read_text())
-    files = {name: hashlib.sha256((where / name).read_bytes()).hexdigest() for name in record["files"]}
+    files = {
+        name: hashlib.sha256((where / name).read_bytes()).hexdigest() for name in record["files"]
+    }
     return _rewrite(where, files=files)
 
 
@@ -58,7 +60,10 @@ def _index(path, about=None, spoiled=None):
     texts = ["graph neural networks over molecules", "graphs of atoms", "agents and reward"]
     codes = [vectors.encode(v) for v in HashEmbedder().embed(texts)]
     index = NeighbourIndex.build(
-        [(f"n{k}", None, text, code) for k, (text, code) in enumerate(zip(texts, codes))],
+        [
+            (f"n{k}", None, text, code)
+            for k, (text, code) in enumerate(zip(texts, codes, strict=True))
+        ],
         [{"graphs.gnn": 0.95}, {"graphs": 0.9}, {"rl": 0.92}],
         about=about or {"model": HashEmbedder().name},
     )
