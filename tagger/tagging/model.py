@@ -376,7 +376,7 @@ class ModelRecord(_Record):
     """A model directory's ``model.json`` (what fitting.modeldir writes), as tagger reads it. A
     field a record may lack has a default, but none may be null."""
 
-    format: int = 1
+    format: int | None = None  # absent: format 1 (FORMER), as _parse_record reads it
     taxonomy: TaxonomyRecord
     files: dict[str, Sha256]
     fitted_on: FittedOnRecord = Field(default_factory=FittedOnRecord)
