@@ -306,10 +306,13 @@ class FittedModel:
             data = b""
         if hashlib.sha256(data).hexdigest() != digest:
             raise TaggerError(
-                f"{file} is not the file the model's record ({self.where / RECORD}) names: it is "
-                f"damaged or was replaced; {self._remedy}"
+                f"{self._refused}: its {name} is not the file its record ({RECORD}) names (its "
+                f"sha256 differs): it is damaged or was replaced; {self._remedy}"
             )
-        return PARTS[part].from_bytes(data, digest, file)
+        try:
+            return PARTS[part].from_bytes(data, digest, file)
+        except TaggerError as exc:  # "cannot read the area model DIR/areas.npz: ..."
+            raise TaggerError(f"{self._refused}: {exc}; {self._remedy}") from None
 
     @property
     def _remedy(self) -> str:

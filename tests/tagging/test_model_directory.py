@@ -141,8 +141,11 @@ def test_a_changed_part_is_refused_before_tagging_even_one_not_read_yet(tmp_path
     with open(where / FILES["rules"], "a") as file:
         file.write(" ")
     tagger = _tagger(where)
-    with pytest.raises(TaggerError, match="weigher-rules.json is not the file the model's record"):
+    with pytest.raises(TaggerError) as refused:
         tagger.tag(PAPER)
+    assert str(refused.value).startswith(
+        f"cannot use the model {where}: its weigher-rules.json is not the file its record"
+    )
 
 
 def test_the_record_of_a_killed_fit_left_aside_is_named(tmp_path):
@@ -198,6 +201,19 @@ def test_an_area_model_and_an_index_of_different_widths_are_refused(tmp_path):
     )
     with pytest.raises(TaggerError, match="areas.npz reads vectors of 32 dimensions"):
         _tagger(where).learned  # noqa: B018
+
+
+def test_a_part_that_cannot_be_read_is_refused_naming_the_model_and_the_fix(tmp_path):
+    where = model_dir(tmp_path / "m", MINI_TAXONOMY, corpus=_index(tmp_path / "i.npz"))
+    _index(where / FILES["corpus"], spoiled={"keys": np.zeros(2, dtype=np.int64)})
+    _relist(where)
+    with pytest.raises(TaggerError) as refused:
+        _tagger(where).tag(PAPER)
+    message = str(refused.value)
+    assert message.startswith(
+        f"cannot use the model {where}: cannot read the neighbour index {where / FILES['corpus']}"
+    )
+    assert message.endswith(f"fit it again with tagger fit -o {where}")
 
 
 def test_an_area_model_whose_text_block_disagrees_is_refused(tmp_path):
