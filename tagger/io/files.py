@@ -5,6 +5,8 @@ transparently; no file makes tagger grow without bound. Outputs are checked, bef
 opened for writing, to be none of the inputs and none of each other (symlinks, ``./`` and hard
 links included) and to lie inside no input directory, then opened without truncating, locked for
 the whole run so that a second run writing the same file fails at once, and only then emptied.
+A directory (a model's, an export's) is made whole beside its target and exchanged with the old
+one in one step; an npz is checked for what it would unpack to before it is unpacked.
 """
 
 from __future__ import annotations

@@ -8,7 +8,12 @@ fitted with and the papers they tag, ``neighbours.npz``, and the judged ones,
 ``neighbours-judged.npz``), the area model learned from the judged papers (tagging.areas:
 ``areas.npz``), and ``model.json``: which taxonomy it was fitted for (its sha256), on which judged
 papers, the held-out figures of the fit, the settings and constants the features it was fitted
-on were made with, and each file's sha256, checked when the file is read.
+on were made with, the embedding space it was fitted in, and each file's sha256. The record is
+checked when the model is loaded (:class:`ModelRecord`: its fields' types, its files present, the
+version of tagger that wrote it), and the whole directory once, when a tagger first uses it
+(:meth:`FittedModel.check_whole`, from :meth:`Learned.check`): every part against its sha256 and
+its shapes, and, for a model given by name, its space against the embedder's. What is not as it
+must be is refused in one line, "cannot use the model DIR: ...", with the fix.
 
 A model serves the taxonomy it was fitted for, and overlays of it (an overlay's areas keep the
 ids the model knows; areas the overlay adds or drops are simply not voted for). With any other
