@@ -40,7 +40,7 @@ from ..taxonomy.model import Taxonomy
 from . import folds as cv
 from . import report as figures
 from .calibration import calibrate
-from .modeldir import save_model
+from .modeldir import check_target, save_model
 from .papers import IndexPaper, JudgedPaper, read_index_papers, read_judged
 
 MIN_JUDGED = 30  # judged papers a fit needs: fewer leaves folds of a few papers
@@ -161,6 +161,8 @@ def fit_model(
     _check_taxonomy(loaded)
     if curve is not None:
         figures.check_drawable()
+    if out is not None:
+        check_target(Path(out))  # before any work of the fit's is done
     reader = Reader(loaded, config)
     shown = ", ".join(Path(p).name for p in judged_paths)
     excluded = frozenset(abstract_key(p.abstract) for path in exclude for p in read_papers(path))

@@ -5,15 +5,22 @@ transparently; no file makes tagger grow without bound. Outputs are checked, bef
 opened for writing, to be none of the inputs and none of each other (symlinks, ``./`` and hard
 links included) and to lie inside no input directory, then opened without truncating, locked for
 the whole run so that a second run writing the same file fails at once, and only then emptied.
+A directory (a model's, an export's) is made whole beside its target and exchanged with the old
+one in one step; an npz is checked for what it would unpack to before it is unpacked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
 import gzip
 import hashlib
+import io
 import json
+import math
 import os
 import re
 import shutil
@@ -21,6 +28,7 @@ import stat
 import sys
 import tempfile
 import threading
+import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -105,24 +113,90 @@ class ByContent(Generic[Parsed]):
         return parsed
 
 
+# An npz part of a model (a neighbour index, an area model) unpacks to a few times its size:
+# numbers and fixed-width text compress 1.7 to 4.5 times in the packaged models' parts. A part
+# that would unpack to far more is no part tagger wrote, and is refused before it is unpacked (0.5
+# MB of zeros can unpack to 480 MB, and take twice that while it is read): more than NPZ_RATIO
+# times its size, ten times the most a real part shows, and never less than NPZ_FLOOR, so that a
+# small part of long, fixed-width titles is never refused.
+NPZ_RATIO = 50
+NPZ_FLOOR = 64 * 2**20
+
+
+def read_npz(data: bytes) -> dict[str, Any]:
+    """The arrays of an npz file's bytes, by name, none of them pickled objects. Its zip
+    directory is checked before a byte is unpacked: ValueError if its members would unpack to
+    more than max(NPZ_FLOOR, NPZ_RATIO x its size) in all, or one's array declares more bytes
+    than the member holds, or it is no npz file."""
+    import numpy as np
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+        total = sum(member.file_size for member in members)
+        bound = max(NPZ_FLOOR, NPZ_RATIO * len(data))
+        if total > bound:
+            raise ValueError(
+                f"it unpacks to {total / 2**20:,.0f} MB, {total / max(len(data), 1):,.0f} times "
+                f"its size (a model's parts unpack to a few times theirs, at most "
+                f"{bound / 2**20:,.0f} MB here): it is no part tagger wrote"
+            )
+        for member in members:
+            with archive.open(member) as stream:
+                declared = _npy_bytes(np, stream, member.filename)
+            if declared > member.file_size:
+                raise ValueError(
+                    f"its {member.filename} declares {declared:,} bytes of data, and holds "
+                    f"{member.file_size:,}: it is no part tagger wrote"
+                )
+        with np.load(io.BytesIO(data), allow_pickle=False) as found:
+            return {name: found[name] for name in found.files}
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
+        raise ValueError(f"it is not an npz file tagger wrote ({exc})") from None
+
+
+def _npy_bytes(np: Any, stream: IO[bytes], name: str) -> int:
+    """The bytes of data the .npy array in ``stream`` declares (its header read alone)."""
+    version = np.lib.format.read_magic(stream)
+    read = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }.get(version)
+    if read is None:
+        raise ValueError(
+            f"its {name} is an .npy file of version {version}, which tagger never writes"
+        )
+    shape, _, dtype = read(stream)
+    if dtype.hasobject:
+        raise ValueError(f"its {name} holds pickled objects, which tagger never writes nor reads")
+    return math.prod(shape) * dtype.itemsize
+
+
 def write_directory(
     out: Path, fill: Callable[[Path], dict], *, record: str, replace: bool = False
 ) -> dict:
     """Make the directory ``out`` whole: ``fill`` writes its files into a temporary directory
     beside it and returns its record, written there as ``record`` (JSON); then the directory is
     made readable to all and renamed into place, so a reader never sees half of it. An existing
-    ``out`` is replaced with ``replace`` (moved aside first, removed after); otherwise, if
-    another process made it first, that one is kept and its record returned."""
+    ``out`` is replaced with ``replace``: exchanged with the new one in one step
+    (:func:`exchange`), so that a process killed at any point leaves the old directory or the
+    new one at ``out``, whole, then removed; otherwise, if another process made it first, that
+    one is kept and its record returned.
+
+    Where the system cannot exchange two directories, the old one is moved aside (to
+    ``.NAME.old.PID``) and the new one renamed in: a process killed between the two leaves none
+    at ``out``. So the temporaries of dead processes beside ``out`` are cleaned first, and an
+    old directory left aside by one is put back (:func:`left_aside`), before anything else."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    _clean_temporaries(out)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent))
     try:
         made = fill(work)
         (work / record).write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
         readable(work)
-        old = None
         if replace and out.exists():
-            old = out.with_name(f".{out.name}.old.{os.getpid()}")
-            os.replace(out, old)
+            _replace(work, out)
+            return made
         try:
             os.replace(work, out)
         except OSError:
@@ -130,12 +204,116 @@ def write_directory(
                 raise
             shutil.rmtree(work, ignore_errors=True)  # another process made it first
             return json.loads((out / record).read_text(encoding="utf-8"))
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
         return made
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _replace(new: Path, out: Path) -> None:
+    """Put the directory ``new`` at ``out`` in the place of the one there, and remove that."""
+    try:
+        exchange(new, out)
+    except OSError as exc:
+        if exc.errno not in _NO_EXCHANGE:
+            raise
+    else:
+        shutil.rmtree(new, ignore_errors=True)  # the old one, now under the temporary name
+        return
+    old = out.with_name(f".{out.name}.old.{os.getpid()}")
+    os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# what renameat2 fails with where the system, or the file system, cannot exchange two paths
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap the paths ``a`` and ``b`` (both existing) in one step: Linux's renameat2 with
+    RENAME_EXCHANGE, through libc. OSError (errno ENOSYS where there is no such call, EINVAL
+    or ENOTSUP where the file system has no such step) otherwise."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "this system cannot exchange two paths in one step")
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+@functools.cache
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28, musl 1.1.24
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _temporaries(out: Path) -> Iterator[tuple[Path, int, bool]]:
+    """The temporaries write_directory leaves beside ``out`` if killed (directories named
+    ``.NAME.PID.XXXXXXXX``, the new one being made, and ``.NAME.old.PID``, the old one moved
+    aside): each path, the id of the process that made it, and whether it is an old one."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(?:(old)\.(\d+)|(\d+)\.[^.]+)")
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        found = pattern.fullmatch(path.name)
+        if found and path.is_dir() and not path.is_symlink():
+            yield path, int(found[2] or found[3]), bool(found[1])
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs (on this machine)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's: it runs
+        return False
+    return False
+
+
+def left_aside(out: Path) -> Path | None:
+    """The old directory a process killed while replacing ``out`` left aside (where the system
+    could not exchange them in one step), if ``out`` is missing and a dead process's
+    ``.NAME.old.PID`` is beside it."""
+    if out.exists():
+        return None
+    for path, pid, old in _temporaries(out):
+        if old and _gone(pid):
+            return path
+    return None
+
+
+def _clean_temporaries(out: Path) -> None:
+    """Put back an old directory left aside by a killed process (:func:`left_aside`), and
+    remove what else dead processes left beside ``out``: the new directories they were
+    making, and old ones they had already replaced."""
+    aside = left_aside(out)
+    if aside is not None:
+        with contextlib.suppress(OSError):
+            os.rename(aside, out)  # fails if another process made out meanwhile: it is kept
+    for path, pid, _ in _temporaries(out):
+        if _gone(pid):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def read_regular(path: str | Path, limit: int) -> bytes | None:

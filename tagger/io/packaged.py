@@ -21,6 +21,12 @@ def read_json(path: str | Path | None, shipped: str) -> Any:
     return json.loads(text)
 
 
+def package_dir() -> Path:
+    """The directory tagger is installed in (``tagger/``), symlinks resolved: nothing a user
+    makes is written inside it (fitting.modeldir.check_target)."""
+    return Path(str(resources.files("tagger"))).resolve()
+
+
 def data_dir(name: str) -> Path:
     """The shipped directory ``tagger/data/<name>`` (a model's files: ``minilm``, ``static``)."""
     return Path(str(resources.files("tagger").joinpath("data", name)))

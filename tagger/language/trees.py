@@ -76,7 +76,37 @@ class Trees:
     def from_dict(cls, raw: Mapping[str, Any], names: Sequence[str]) -> Trees:
         if list(raw["names"]) != list(names):
             raise ValueError(f"the trees read {raw['names']}, not {list(names)}")
-        return cls(names=tuple(names), baseline=float(raw["baseline"]), trees=tuple(raw["trees"]))
+        trees = tuple(raw["trees"])
+        for number, tree in enumerate(trees):
+            problem = _disagreement(tree, len(names))
+            if problem:
+                raise ValueError(f"its tree {number} {problem}")
+        return cls(names=tuple(names), baseline=float(raw["baseline"]), trees=trees)
+
+
+NODE_ARRAYS = ("feature", "threshold", "left", "right", "leaf", "value")
+
+
+def _disagreement(tree: Any, features: int) -> str | None:
+    """What in a tree's arrays disagrees (one entry a node; an inner node's feature one of the
+    ``features`` named, its children nodes of the tree), or None: such a tree would fail, or
+    read another feature, at tagging time."""
+    if not isinstance(tree, dict) or not all(isinstance(tree.get(k), list) for k in NODE_ARRAYS):
+        return f"is not {', '.join(NODE_ARRAYS)} lists of its nodes"
+    nodes = len(tree["leaf"])
+    for name in NODE_ARRAYS:
+        if len(tree[name]) != nodes:
+            return f"has {len(tree[name])} {name} entries for its {nodes} nodes"
+    if not isinstance(tree.get("depth"), int) or tree["depth"] < 0:
+        return "has no depth"
+    for node in range(nodes):
+        if tree["leaf"][node]:
+            continue
+        if not (0 <= tree["feature"][node] < features):
+            return f"reads feature {tree['feature'][node]} of its {features} at node {node}"
+        if not (0 <= tree["left"][node] < nodes and 0 <= tree["right"][node] < nodes):
+            return f"sends node {node} to a node it does not have"
+    return None
 
 
 TREE_SETTINGS = {"max_depth": 3, "learning_rate": 0.1, "max_iter": 100}

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.files import ByContent
+from ..io.files import ByContent, read_npz
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
 from .neighbours import NeighbourIndex
@@ -173,6 +173,11 @@ class AreaModel:
         )
         Path(path).write_bytes(buffer.getvalue())
 
+    @property
+    def width(self) -> int:
+        """The dimensions of the paper vectors it reads."""
+        return int(self.weights.shape[1])
+
     @cached_property
     def _rows(self) -> np.ndarray:
         return self.weights.astype(np.int64)
@@ -226,36 +231,69 @@ def _int16(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _parse(data: bytes) -> AreaModel:
-    """The area model in a file's bytes; ValueError if they hold none."""
+    """The area model in a file's bytes; ValueError if they hold none, or one whose arrays
+    disagree."""
+    found = read_npz(data)
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as found:
-            text = None
-            if "text_vocabulary" in found:
-                text = TextBlock(
-                    tuple(found["text_vocabulary"].tolist()),
-                    found["text_idf"].astype(np.float64),
-                    frozenset(found["text_stop"].tolist()),
-                    found["text_weights"].astype(np.int16),
-                    found["text_scales"].astype(np.float64),
-                    found["text_biases"].astype(np.float64),
-                )
-            model = AreaModel(
-                areas=tuple(found["areas"].tolist()),
-                weights=found["weights"].astype(np.int16),
-                scales=found["scales"].astype(np.float64),
-                biases=found["biases"].astype(np.float64),
-                about=json.loads(str(found["about"])),
-                text=text,
+        text = None
+        if "text_vocabulary" in found:
+            text = TextBlock(
+                tuple(found["text_vocabulary"].tolist()),
+                found["text_idf"].astype(np.float64),
+                frozenset(found["text_stop"].tolist()),
+                found["text_weights"].astype(np.int16),
+                found["text_scales"].astype(np.float64),
+                found["text_biases"].astype(np.float64),
             )
-    except (KeyError, OSError, EOFError) as exc:
-        raise ValueError(str(exc)) from None
-    if model.weights.shape[0] != len(model.areas):
-        raise ValueError("its rows and areas differ")
+        if found["areas"].dtype.kind != "U" or found["areas"].ndim != 1:
+            raise ValueError("its areas are not a list of strings")
+        model = AreaModel(
+            areas=tuple(found["areas"].tolist()),
+            weights=found["weights"].astype(np.int16),
+            scales=found["scales"].astype(np.float64),
+            biases=found["biases"].astype(np.float64),
+            about=json.loads(str(found["about"])),
+            text=text,
+        )
+    except KeyError as exc:
+        raise ValueError(f"it has no {exc} array") from None
+    problem = _disagreement(model)
+    if problem:
+        raise ValueError(problem)
     if model.combine not in COMBINATIONS:
         raise ValueError(
             f"it combines its blocks by {model.combine!r}, which this version does not know"
         )
     return model
+
+
+def _disagreement(model: AreaModel) -> str | None:
+    """What in an area model's arrays disagrees (one row, scale and bias an area; a text
+    block's a term and a column an area), or None."""
+    areas = len(model.areas)
+    if not isinstance(model.about, dict):
+        return "its about is not a record (a JSON object)"
+    if model.weights.ndim != 2 or model.weights.shape[0] != areas:
+        return (
+            f"its weights (shape {model.weights.shape}) are not a row for each of its {areas} areas"
+        )
+    for name in ("scales", "biases"):
+        if getattr(model, name).shape != (areas,):
+            return f"its {name} hold {getattr(model, name).size} values for its {areas} areas"
+    text = model.text
+    if text is None:
+        return None
+    terms = len(text.vocabulary)
+    if text.idf.shape != (terms,):
+        return f"its text_idf holds {text.idf.size} values for its {terms} terms"
+    if text.weights.shape != (terms, areas):
+        return (
+            f"its text_weights (shape {text.weights.shape}) are not {terms} terms x {areas} areas"
+        )
+    for name in ("scales", "biases"):
+        if getattr(text, name).shape != (areas,):
+            return f"its text_{name} hold {getattr(text, name).size} values for its {areas} areas"
+    return None
 
 
 _AREA_MODELS = ByContent(_parse, "the area model")

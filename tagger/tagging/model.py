@@ -8,7 +8,12 @@ fitted with and the papers they tag, ``neighbours.npz``, and the judged ones,
 ``neighbours-judged.npz``), the area model learned from the judged papers (tagging.areas:
 ``areas.npz``), and ``model.json``: which taxonomy it was fitted for (its sha256), on which judged
 papers, the held-out figures of the fit, the settings and constants the features it was fitted
-on were made with, and each file's sha256, checked when the file is read.
+on were made with, the embedding space it was fitted in, and each file's sha256. The record is
+checked when the model is loaded (:class:`ModelRecord`: its fields' types, its files present, the
+version of tagger that wrote it), and the whole directory once, when a tagger first uses it
+(:meth:`FittedModel.check_whole`, from :meth:`Learned.check`): every part against its sha256 and
+its shapes, and, for a model given by name, its space against the embedder's. What is not as it
+must be is refused in one line, "cannot use the model DIR: ...", with the fix.
 
 A model serves the taxonomy it was fitted for, and overlays of it (an overlay's areas keep the
 ids the model knows; areas the overlay adds or drops are simply not voted for). With any other
@@ -23,19 +28,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+
+from ..config import (
+    EMBEDDING_BACKENDS,
+    EMBEDDING_MODEL_ID,
+    FAST_BACKEND,
+    TaggerConfig,
+    packaged_fit,
+    tagger_version,
+)
 from ..errors import TaggerError
 from ..io import packaged
+from ..io.files import left_aside
 from ..taxonomy.model import Taxonomy
 from . import areas, neighbours
 from .areas import AreaModel
-from .neighbours import NeighbourIndex, abstract_key, in_space
+from .neighbours import NeighbourIndex, abstract_key, in_space, space_of
 from .reading import Reading
 from .votes import Votes, votes_of
 from .weigher import Weigher, Weighing
@@ -134,23 +156,72 @@ class FittedModel:
         cls, path: str | Path | None = None, *, backend: str = EMBEDDING_BACKENDS[0]
     ) -> FittedModel:
         """The model in the directory ``path``, or the one shipped with tagger for
-        ``backend``'s space (config.packaged_fit)."""
+        ``backend``'s space (config.packaged_fit), its record checked: its fields of the types
+        they must have, every file it lists present and a part of a model, written by this
+        version of tagger or an older one. A TaggerError says which and what to do; the parts
+        themselves are checked by :meth:`check_whole`."""
         where = Path(path) if path else packaged.data_dir(packaged_fit(SHIPPED, backend))
-        what = f"the model {path}" if path else "the packaged model"
+        refused = f"cannot use the model {path}" if path else "cannot use the packaged model"
+        remedy = _remedy(where, shipped=not path)
         try:
             data = (where / RECORD).read_bytes()
         except OSError as exc:
+            aside = left_aside(where)
+            if aside is not None and (aside / RECORD).is_file():
+                raise TaggerError(
+                    f"{refused}: it is missing, and {aside} beside it holds the model a killed "
+                    f"tagger fit was replacing: put it back (mv {aside} {where}), or fit again"
+                ) from None
             why = (
-                f"{where} is not a directory tagger fit made"
+                "it is not a directory tagger fit made (it has no model.json)"
                 if not (where / RECORD).exists()
                 else str(exc)
             )
-            raise TaggerError(f"cannot read {what}: {why}") from None
+            raise TaggerError(f"{refused}: {why}") from None
         try:
             record = _parse_record(data)
+        except ValidationError as exc:  # a ValueError: first
+            raise TaggerError(f"{refused}: {RECORD}: {_said(exc)}: {remedy}") from None
         except ValueError as exc:
-            raise TaggerError(f"cannot read {what}: {exc}") from None
+            raise TaggerError(f"{refused}: {exc}") from None
+        problem = _unlisted(where, record)
+        if problem:
+            raise TaggerError(f"{refused}: {problem}: {remedy}")
+        problem = _newer(record)
+        if problem:
+            raise TaggerError(f"{refused}: {problem}")
         return cls(where, record, hashlib.sha256(data).hexdigest(), shipped=not path)
+
+    def check_whole(self) -> dict[str, Any]:
+        """Every part read and checked: its bytes against the record's sha256, its arrays'
+        shapes (each part's reader), and the dimensions of the vectors the neighbour indexes
+        hold and the area model reads, which must agree. A TaggerError names the first that is
+        not as it must be. The parts, by key of FILES. What a tagger calls once, when it first
+        uses the model (Learned.check), where :meth:`load` checks the record alone."""
+        parts = {
+            part: self.part(part) for part, name in FILES.items() if name in self.record["files"]
+        }
+        widths = [(FILES[part], parts[part].width) for part in VECTOR_PARTS[::-1] if part in parts]
+        for name, width in widths[1:]:
+            first, wanted = widths[0]
+            if width != wanted:
+                verb = "reads" if first == FILES["areas"] else "holds"
+                raise TaggerError(
+                    f"{self._refused}: its {first} {verb} vectors of {wanted} dimensions, and "
+                    f"its {name} holds vectors of {width}: {self._remedy}"
+                )
+        return parts
+
+    def spaces(self, parts: Mapping[str, Any]) -> dict[str, str]:
+        """The embedding spaces the model says it was fitted in, by where it says so: its
+        record's ``space``, and the ``about`` of each of ``parts`` (from :meth:`check_whole`)
+        made of paper vectors."""
+        said = {RECORD: self.record["space"]} if self.record.get("space") else {}
+        for part in VECTOR_PARTS:
+            about = parts[part].about if part in parts else {}
+            if about.get("space") or about.get("model"):
+                said[FILES[part]] = str(about.get("space") or about.get("model"))
+        return said
 
     @property
     def taxonomy_sha256(self) -> str:
@@ -240,21 +311,97 @@ class FittedModel:
             data = b""
         if hashlib.sha256(data).hexdigest() != digest:
             raise TaggerError(
-                f"{file} is not the file the model's record ({self.where / RECORD}) names: it is "
-                f"damaged or was replaced; {self._remedy}"
+                f"{self._refused}: its {name} is not the file its record ({RECORD}) names (its "
+                f"sha256 differs): it is damaged or was replaced; {self._remedy}"
             )
-        return PARTS[part].from_bytes(data, digest, file)
+        try:
+            return PARTS[part].from_bytes(data, digest, file)
+        except TaggerError as exc:  # "cannot read the area model DIR/areas.npz: ..."
+            raise TaggerError(f"{self._refused}: {exc}; {self._remedy}") from None
 
     @property
     def _remedy(self) -> str:
-        if self.shipped:
-            return "reinstall tagger (pip install --force-reinstall tagger)"
-        return f"fit it again with tagger fit -o {self.where}"
+        return _remedy(self.where, shipped=self.shipped)
+
+    @property
+    def _refused(self) -> str:
+        return (
+            "cannot use the packaged model"
+            if self.shipped
+            else f"cannot use the model {self.where}"
+        )
+
+
+def _fitted_with(space: str) -> tuple[str, str]:
+    """How a model of ``space`` was fitted, in words, and what to tag it with."""
+    if space == space_of(f"{EMBEDDING_MODEL_ID} ({FAST_BACKEND})"):
+        return f"with the {FAST_BACKEND} backend", f"tag with --embedding-backend {FAST_BACKEND}"
+    if space == EMBEDDING_MODEL_ID:
+        others = ", ".join(b for b in EMBEDDING_BACKENDS if b != FAST_BACKEND)
+        return (
+            f"with the default backend ({others})",
+            f"tag with --embedding-backend {EMBEDDING_BACKENDS[0]}",
+        )
+    return "with another embedder", "tag with that embedder"
+
+
+def _remedy(where: Path, *, shipped: bool) -> str:
+    if shipped:
+        return "reinstall tagger (pip install --force-reinstall tagger)"
+    return f"fit it again with tagger fit -o {where}"
+
+
+VECTOR_PARTS = ("corpus", "judged", "areas")  # the parts made of, or reading, paper vectors
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class _Record(BaseModel):
+    """A part of a model's record: the fields tagger reads, of the types it reads them as;
+    any others are kept (a later version may add some)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class TaxonomyRecord(_Record):
+    sha256: str
+    version: str | None = None
+    source: str | None = None
+    areas: int | None = None
+    ids: list[str] | None = None
+
+
+class FittedOnRecord(_Record):
+    papers: int = 0
+    sha256: list[str] = Field(default_factory=list)
+
+
+class FeaturesRecord(_Record):
+    settings: dict[str, Any]
+    constants: dict[str, float]
+
+
+class ModelRecord(_Record):
+    """A model directory's ``model.json`` (what fitting.modeldir writes), as tagger reads it. A
+    field a record may lack has a default, but none may be null."""
+
+    format: int | None = None  # absent: format 1 (FORMER), as _parse_record reads it
+    taxonomy: TaxonomyRecord
+    files: dict[str, Sha256]
+    fitted_on: FittedOnRecord = Field(default_factory=FittedOnRecord)
+    tagger_version: str = ""
+    space: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    held_out: dict[str, Any] = Field(default_factory=dict)
+    features: FeaturesRecord = Field(default=None)  # type: ignore[assignment]  # absent, not null
 
 
 def _parse_record(data: bytes) -> dict[str, Any]:
-    """A model directory's record; ValueError if it is none this version reads."""
-    record = json.loads(data.decode("utf-8"))
+    """A model directory's record, checked (:class:`ModelRecord`); ValueError if it is none
+    this version reads, pydantic's ValidationError if a field is not as it must be."""
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{RECORD} is not JSON ({str(exc).splitlines()[0][:80]})") from None
     if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
         raise ValueError(f"{RECORD} does not list the model's files")
     written = record.get("format", 1)
@@ -264,7 +411,70 @@ def _parse_record(data: bytes) -> dict[str, Any]:
             f"formats {', '.join(map(str, [*FORMER, FORMAT]))}: fit it again, or use the tagger "
             "that wrote it"
         )
+    ModelRecord.model_validate(record)
     return record
+
+
+def _said(error: ValidationError) -> str:
+    """The first fault of a record, in one line: "'taxonomy.sha256' must be a string, not a
+    number"."""
+    first = error.errors()[0]
+    where = ".".join(str(step) for step in first["loc"])
+    if first["type"] == "missing":
+        return f"'{where}' is missing"
+    wanted = _WANTED.get(first["type"])
+    if wanted is None:
+        return f"'{where}': {first['msg']} (it is {_json_type(first['input'])})"
+    return f"'{where}' must be {wanted}, not {_json_type(first['input'])}"
+
+
+_WANTED = {  # pydantic's error types, as the JSON a record holds must be
+    "model_type": "an object",
+    "dict_type": "an object",
+    "list_type": "a list",
+    "string_type": "a string",
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "string_pattern_mismatch": "a sha256 (64 hex digits)",
+}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _unlisted(where: Path, record: Mapping[str, Any]) -> str | None:
+    """What of the files a record lists is missing or no part of a model, or None."""
+    for name in record["files"]:
+        if name not in FILES.values():
+            return f"its record lists {name!r}, which is no part of a model"
+        if not (where / name).is_file():
+            return f"{name}, which it lists, is missing"
+    return None
+
+
+def _newer(record: Mapping[str, Any]) -> str | None:
+    """Why a model written by a newer version of tagger than this one (by major and minor
+    version: a patch release writes the models its minor version reads) is refused, or None.
+    Versions are compared as numbers; tagger depends on no version parser, and its versions
+    are plain (0.11.0)."""
+    written, this = record.get("tagger_version") or "", tagger_version()
+    if _minor(written) is None or _minor(this) is None or _minor(written) <= _minor(this):
+        return None
+    return (
+        f"it was written by tagger {written}, newer than this one ({this}): upgrade tagger "
+        "(pip install -U tagger) or fit it again"
+    )
+
+
+def _minor(version: str) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 class Learned:
@@ -335,6 +545,7 @@ class Learned:
                     f"probabilities only for features made so; tag with {name}={fitted!r}, or "
                     f"fit a model with {name}={value!r} (tagger fit --{option} {value})"
                 )
+        parts = self.model.check_whole()
         if not self.serving:
             return
         for name, value in feature_constants().items():
@@ -343,6 +554,40 @@ class Learned:
                 raise TaggerError(
                     f"{self.model.label} was fitted with {name} {fitted!r}, and this version of "
                     f"tagger makes its features with {value!r}: {self.model._remedy}"
+                )
+        self._check_space(parts)
+
+    def _check_space(self, parts: Mapping[str, Any]) -> None:
+        """Refuse a model given by name that was fitted in another embedding space than the
+        embedder's: its neighbours and area model would not vote (their vectors do not compare
+        with the papers'), and its weigher's scores, fitted on their votes, would be no
+        probabilities. The packaged model is the one of the backend's space; with an embedder
+        of one's own, its first stage and weigher are used without those votes, as ever."""
+        if self.model.shipped:
+            return
+        mine = space_of(self.embedder)
+        for space in self.model.spaces(parts).values():
+            if space == mine:
+                continue
+            how, fix = _fitted_with(space)
+            raise TaggerError(
+                f"{self.model._refused}: it was fitted {how} (space '{space}'), and this tagger "
+                f"embeds in the space '{mine}': {fix}, or fit a model with this one (tagger "
+                "fit -o DIR)"
+            )
+
+    def _check_width(self, width: int) -> None:
+        """Refuse parts that read vectors of another width than the papers' (``width``): what
+        numpy would fail on, or worse, in the middle of tagging."""
+        used = [(FILES[kind], index) for kind, (index, _) in self.neighbour_indexes.items()]
+        if self.area_model is not None:
+            used.append((FILES["areas"], self.area_model))
+        for name, part in used:
+            if part.width != width:
+                raise TaggerError(
+                    f"{self.model._refused}: its {name} reads vectors of {part.width} "
+                    f"dimensions, and the embedder in use ({self.embedder}) makes {width}: "
+                    f"{self.model._remedy}"
                 )
 
     @cached_property
@@ -385,6 +630,8 @@ class Learned:
         """Each read paper's votes: its neighbours of every kind, and the area model's
         (tagging.votes.votes_of)."""
         codes = [reading.code for reading in readings]
+        if codes:
+            self._check_width(len(codes[0]))
         chances = None
         if self.area_model is not None:
             chances = self.area_model.probabilities(codes, [r.text for r in readings])

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.files import ByContent
+from ..io.files import ByContent, read_npz
 from ..language import vectors
 from ..records import Neighbour
 from ..taxonomy.model import Taxonomy
@@ -151,6 +151,11 @@ class NeighbourIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def width(self) -> int:
+        """The dimensions of its papers' vectors."""
+        return int(self.codes.shape[1])
+
     def nearest(self, codes: list[np.ndarray], keys: list[int], k: int) -> list[list[tuple]]:
         """For each paper (its int8 vector and abstract_key): its ``k`` nearest index papers as
         (index, cosine), nearest first, the paper itself and its near-copies left out (by key,
@@ -245,22 +250,54 @@ _BLOCK = 2048  # index rows made float32 at a time: 3 MB, where the whole index 
 
 
 def _parse(data: bytes) -> NeighbourIndex:
-    """The index in a file's bytes; ValueError if they hold none."""
+    """The index in a file's bytes; ValueError if they hold none, or one whose arrays disagree."""
+    found = read_npz(data)
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as found:
-            return NeighbourIndex(
-                codes=found["codes"].astype(np.int8),
-                keys=found["keys"].astype(np.int64),
-                ids=tuple(found["ids"].tolist()),
-                titles=tuple(found["titles"].tolist()),
-                areas=tuple(found["areas"].tolist()),
-                tag_start=found["tag_start"].astype(np.int64),
-                tag_area=found["tag_area"].astype(np.int32),
-                tag_score=found["tag_score"].astype(np.float32),
-                about=json.loads(str(found["about"])),
-            )
-    except (KeyError, OSError, EOFError) as exc:
-        raise ValueError(str(exc)) from None
+        for name in ("ids", "titles", "areas"):
+            if found[name].dtype.kind != "U" or found[name].ndim != 1:
+                raise ValueError(f"its {name} are not a list of strings")
+        index = NeighbourIndex(
+            codes=found["codes"].astype(np.int8),
+            keys=found["keys"].astype(np.int64),
+            ids=tuple(found["ids"].tolist()),
+            titles=tuple(found["titles"].tolist()),
+            areas=tuple(found["areas"].tolist()),
+            tag_start=found["tag_start"].astype(np.int64),
+            tag_area=found["tag_area"].astype(np.int32),
+            tag_score=found["tag_score"].astype(np.float32),
+            about=json.loads(str(found["about"])),
+        )
+    except KeyError as exc:
+        raise ValueError(f"it has no {exc} array") from None
+    problem = _disagreement(index)
+    if problem:
+        raise ValueError(problem)
+    return index
+
+
+def _disagreement(index: NeighbourIndex) -> str | None:
+    """What in an index's arrays disagrees (one row a paper, its tags in order), or None."""
+    if not isinstance(index.about, dict):
+        return "its about is not a record (a JSON object)"
+    if index.codes.ndim != 2:
+        return f"its codes are not a matrix of one row a paper (shape {index.codes.shape})"
+    papers = len(index.codes)
+    for name in ("keys", "ids", "titles"):
+        if len(getattr(index, name)) != papers or np.ndim(getattr(index, name)) != 1:
+            return f"its {name} hold {len(getattr(index, name))} entries for its {papers} papers"
+    start, tags = index.tag_start, len(index.tag_area)
+    if (
+        start.shape != (papers + 1,)
+        or start[0] != 0
+        or start[-1] != tags
+        or np.any(np.diff(start) < 0)
+    ):
+        return f"its tag_start does not cut its {tags} tags into {papers} papers' in order"
+    if index.tag_score.shape != index.tag_area.shape or index.tag_area.ndim != 1:
+        return "its tag_area and tag_score differ in length"
+    if tags and (index.tag_area.min() < 0 or index.tag_area.max() >= len(index.areas)):
+        return f"its tag_area names areas beyond its {len(index.areas)}"
+    return None
 
 
 _INDEXES = ByContent(_parse, "the neighbour index")

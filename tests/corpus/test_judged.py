@@ -23,6 +23,7 @@ from ..conftest import (
     ROOT,
     HashEmbedder,
     error_line,
+    model_dir,
     run,
     tagged_record,
     write_tagged,
@@ -254,17 +255,13 @@ def test_a_malformed_judgment_is_one_error(tmp_path, judged_tagged, judgment, re
 def test_the_report_says_whether_the_models_were_fitted_on_the_judged_file(tmp_path):
     """In sample: every paper scored by this version, by a weigher (or keyphrase model) fitted
     on the judged file measured. The library says so, to the command line and to Python alike."""
-    import shutil
-
     from tagger.config import tagger_version
-    from tagger.tagging.model import RECORD, FittedModel
+    from tagger.tagging.model import RECORD
 
     judged = tmp_path / "judged.jsonl"  # a model records the sha256 of the file it was fitted on
     judged.write_text("the judged papers\n")
-    model = tmp_path / "model"
-    shutil.copytree(FittedModel.load().where, model)
+    model = model_dir(tmp_path / "model", MINI_TAXONOMY)  # no part of another space: it is used
     record = json.loads((model / RECORD).read_text())
-    record["taxonomy"]["sha256"] = load_taxonomy(MINI_TAXONOMY).sha256
     record["fitted_on"]["sha256"] = [hashlib.sha256(judged.read_bytes()).hexdigest()]
     (model / RECORD).write_text(json.dumps(record))
     tagger = Tagger.from_taxonomy(MINI_TAXONOMY, TaggerConfig(model=str(model)))

@@ -86,15 +86,16 @@ def _former(tmp_path):
     return where
 
 
-def test_a_model_of_the_former_format_tags_as_it_was_fitted(tmp_path):
+def test_a_model_of_the_former_format_tags_as_it_was_fitted(tmp_path, embedder):
+    """With the real embedder: a model given by name is used in its own space alone."""
     where = _former(tmp_path)
     former = FittedModel.load(where)
     assert former.features == FORMER[1]
     config = TaggerConfig(min_score=0.3)
     papers = [PAPER, Paper(abstract="We study offline reinforcement learning from logged data.")]
-    now = Tagger.from_taxonomy(None, config, embedder=HashEmbedder()).tag_batch(papers)
+    now = Tagger.from_taxonomy(None, config, embedder=embedder).tag_batch(papers)
     then = Tagger.from_taxonomy(
-        None, TaggerConfig(min_score=0.3, model=str(where)), embedder=HashEmbedder()
+        None, TaggerConfig(min_score=0.3, model=str(where)), embedder=embedder
     ).tag_batch(papers)
     for a, b in zip(now, then, strict=True):
         assert a.tags == b.tags and a.facets == b.facets
