@@ -48,6 +48,9 @@ class Judgment:
     types: tuple[str, ...] = ()  # method, theory, dataset, analysis, survey, system
     # a PHRASE_LABELS label per phrase, by its Porter-stemmed words (corpus.evaluate.stem_phrase)
     phrases: Mapping[str, str] = field(default_factory=dict)
+    # groups of accepted phrases that name one thing (an acronym and its expansion, a title's
+    # and an abstract's name of one method), each as the stems of its phrases
+    same: tuple[frozenset[str], ...] = ()
 
     @classmethod
     def of(cls, record: TaggedPaper, *, source: str = "") -> Judgment | None:
@@ -79,6 +82,7 @@ class Judgment:
             acceptable=tuple(given.acceptable or ()),
             types=tuple(given.type or ()),
             phrases={stem_phrase(k): label for k, label in (given.keyphrases or {}).items()},
+            same=tuple(frozenset(map(stem_phrase, group)) for group in given.same or ()),
         )
 
     def phrase_label(self, phrase: str) -> str | None:
@@ -86,6 +90,13 @@ class Judgment:
         from .evaluate import stem_phrase
 
         return self.phrases.get(stem_phrase(phrase))
+
+    def same_thing(self, one: str, other: str) -> bool:
+        """Whether two phrases were judged names of one thing (a ``same`` group holds both)."""
+        from .evaluate import stem_phrase
+
+        pair = {stem_phrase(one), stem_phrase(other)}
+        return len(pair) == 2 and any(pair <= group for group in self.same)
 
     @property
     def facet_areas(self) -> tuple[str, ...]:
@@ -111,6 +122,7 @@ class _Judged(BaseModel):
     acceptable: list[str] | None = None
     type: list[str] | None = None
     keyphrases: dict[str, PhraseLabel] | None = None
+    same: list[list[str]] | None = None  # phrases judged names of one thing (judged/keyphrases3)
 
 
 def judgments_of(papers: Iterable[Paper], source: str) -> dict[str, Judgment]:

@@ -4,14 +4,27 @@ part of a judged report (corpus.judged) that measures keyphrases."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from ..records import TaggedPaper, source_of
+from ..records import Keyphrase, TaggedPaper, source_of
 
 PhraseLabel = Literal["accept", "fragment", "generic", "vague", "passing", "noise"]
 PHRASE_LABELS: tuple[str, ...] = get_args(PhraseLabel)
 TOP_PHRASES = 5  # keyphrases measured per paper: the first five listed
+# A reader's codes of a top-5 keyphrase (../shared/READING.md), the first that applies, and the
+# judged label each code reads: a phrase accepted on its own is RED beside another accepted one
+# that contains it, word for word, or that is a higher-ranked name of the same thing.
+READ_CODES = ("NOISE", "FRAG", "GEN", "RED", "ACCEPT")
+CODE_OF = {
+    "noise": "NOISE",
+    "fragment": "FRAG",
+    "generic": "GEN",
+    "vague": "GEN",
+    "passing": "GEN",
+    "accept": "ACCEPT",
+}
 CALIBRATION_BINS = 10
 
 
@@ -19,6 +32,8 @@ class PhraseJudgment(Protocol):
     """What of a judgment (corpus.judged.Judgment) keyphrases are measured by."""
 
     def phrase_label(self, phrase: str) -> str | None: ...
+
+    def same_thing(self, one: str, other: str) -> bool: ...
 
 
 def add_to_bin(bins: list[list[float]], score: float, right: bool) -> None:
@@ -43,6 +58,7 @@ class PhraseReport:
     listed: int = 0
     unjudged: int = 0
     labels: Counter = field(default_factory=Counter)  # PHRASE_LABELS
+    codes: Counter = field(default_factory=Counter)  # READ_CODES: the top 5 as a reader codes it
     single_rejected: int = 0  # one word, not accepted
     contained: int = 0  # inside another of the paper's first keyphrases
     listed_all: int = 0  # every keyphrase listed, judged
@@ -88,6 +104,9 @@ class PhraseReport:
             self.single_rejected += len(keyphrase.text.split()) == 1 and label != "accept"
         for n, stem in enumerate(stems):
             self.contained += any(stem in other for k, other in enumerate(stems) if k != n)
+        for code in read_codes(top, judgment):
+            if code is not None:
+                self.codes[code] += 1
 
     def share(self, count: int) -> float:
         return count / self.listed if self.listed else 0.0
@@ -108,6 +127,7 @@ class PhraseReport:
             if self.listed + self.unjudged
             else 0.0,
             "noise": round(self.share(self.labels["noise"]), 4),
+            "read_as_readers": {c: round(self.share(self.codes[c]), 4) for c in READ_CODES},
             "acceptance_all_listed": round(self.accepted_all / self.listed_all, 4)
             if self.listed_all
             else 0.0,
@@ -117,6 +137,31 @@ class PhraseReport:
             "by_source": {name: dict(counts) for name, counts in sorted(self.by_source.items())},
             "in_sample": self.in_sample,
         }
+
+
+def read_codes(top: Sequence[Keyphrase], judgment: PhraseJudgment) -> list[str | None]:
+    """Each keyphrase of a top 5 coded as a reader codes it (READ_CODES), from its judged label
+    and the phrases beside it; None where it is unjudged."""
+    from .evaluate import stem_phrase
+
+    labels = [judgment.phrase_label(kp.text) for kp in top]
+    accepted = [f" {stem_phrase(kp.text)} " if label == "accept" else None
+                for kp, label in zip(top, labels, strict=True)]  # fmt: skip
+    codes: list[str | None] = []
+    for n, (keyphrase, label) in enumerate(zip(top, labels, strict=True)):
+        if label is None or label != "accept":
+            codes.append(None if label is None else CODE_OF[label])
+            continue
+        inside = any(
+            other is not None and other != accepted[n] and accepted[n] in other
+            for other in accepted
+        )
+        named = any(
+            accepted[k] is not None and judgment.same_thing(top[k].text, keyphrase.text)
+            for k in range(n)
+        )
+        codes.append("RED" if inside or named else "ACCEPT")
+    return codes
 
 
 def render_phrases(report: PhraseReport, source: str) -> str:
@@ -151,6 +196,11 @@ def render_phrases(report: PhraseReport, source: str) -> str:
             if k["keyword_papers"]
             else []
         ),
+        "As a reader codes the judged top 5 (../shared/READING.md: a phrase accepted alone is "
+        "RED beside an accepted one that holds it or names the same thing higher up): "
+        + ", ".join(f"{code} {k['read_as_readers'][code]:.3f}" for code in READ_CODES)
+        + ".",
+        "",
         f"Judged keyphrases: {k['judged']} ("
         + ", ".join(f"{k['labels'][label]} {label}" for label in PHRASE_LABELS)
         + f"); {k['unjudged']} not in the judged pool.",

@@ -325,6 +325,37 @@ def test_keyphrases_against_judged_phrases_by_hand(tmp_path):
     assert "the first 5 keyphrases of 1 judged papers" in text and "| 0.600 | 0.200 |" in text
 
 
+def test_a_top_5_is_coded_as_a_reader_codes_it(tmp_path):
+    """READING.md's codes: a phrase accepted alone is RED beside an accepted one that holds it
+    word for word, or beside a higher-ranked name of the same thing; rejected labels read as
+    NOISE, FRAG or GEN."""
+    labels = {
+        "ViTs": "accept",
+        "vision transformers": "accept",
+        "pruning": "accept",
+        "online structured pruning": "accept",
+        "deep learning": "generic",
+    }
+    record = tagged_record(
+        "a",
+        keyphrases=[
+            "vision transformer",  # accepted, kept: nothing higher names it
+            "pruning",  # RED: inside 'online structured pruning', accepted
+            "ViTs",  # RED: named the same as 'vision transformers', higher up
+            "online structured pruning",
+            "deep learning",  # GEN
+        ],
+        source="x",
+    )
+    same = [["ViTs", "Vision Transformers"]]
+    record.paper.__pydantic_extra__["judged"] = {"keyphrases": labels, "same": same}
+    path = write_tagged(tmp_path / "t.jsonl", [record])
+    result = CliRunner().invoke(main, ["eval", "--judged", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    read = json.loads(result.stdout)["keyphrases"]["read_as_readers"]
+    assert read == {"NOISE": 0.0, "FRAG": 0.0, "GEN": 0.2, "RED": 0.4, "ACCEPT": 0.4}
+
+
 def test_the_judged_keyphrase_set_is_well_formed():
     """300 papers, every pooled phrase with one of the six labels; the shipped keyphrase model
     was fitted on exactly this file."""
