@@ -97,6 +97,17 @@ class Settings:
     calibrate: bool = True  # map the weigher's scores on held-out verdicts (fitting.calibration)
 
 
+def inner_folds(train: Sequence[JudgedPaper]) -> list[list[int]]:
+    """The folds the area model's probabilities for the weigher are made in: INNER folds of
+    whole units, as the outer folds; of papers, dealt in turn, when ``train`` is one unit (an
+    outer fold's rest, when the judged papers are of two sources), which no fold of units could
+    hold out."""
+    inner = split(train, INNER)
+    if len(inner) > 1:
+        return inner
+    return [list(range(k, len(train), INNER)) for k in range(min(INNER, len(train)))]
+
+
 def indexes_of(
     index: NeighbourIndex | None, judged_index: NeighbourIndex, config: TaggerConfig
 ) -> dict[str, tuple[NeighbourIndex, int]]:
@@ -136,7 +147,7 @@ def fit_stages(
         blocks = area_fit.fit_blocks(train, taxonomy, c=settings.area_c, text_c=settings.text_c)
         if blocks is not None:
             chances = area_fit.out_of_fold(
-                train, taxonomy, split(train, INNER), start=blocks, workers=workers
+                train, taxonomy, inner_folds(train), start=blocks, workers=workers
             )
             model = blocks.model(len(train), dict(about))
     found = second_stage(train, indexes_of(index, judged_index, config), chances, taxonomy, config)

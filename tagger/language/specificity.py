@@ -20,7 +20,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ from .text import clean, normalize_word
 DEFAULT_PATH = "specificity.json"
 MAX_WORDS = TaggerConfig().max_words  # the longest phrase counted: a keyphrase's, by default
 MIN_PAPERS = 3  # a phrase in fewer papers, never a keyword, is not stored: it reads as rare
+MIN_GROUP = 100  # papers a venue and year needs for its shares to count in commonness
+COMMON_FLOOR = 0.005  # the smallest share stored: rarer reads as 0
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 
@@ -49,6 +51,15 @@ class Specificity:
     words: dict[str, int]  # word -> papers it occurs in
     phrases: dict[str, tuple[int, int]]  # phrase -> (papers it occurs in, papers keyed with it)
     about: dict[str, Any]
+    # phrase -> the largest share of a venue and year's papers it occurs in (COMMON_FLOOR or more)
+    common: dict[str, float] = field(default_factory=dict)
+
+    def commonness(self, phrase: str) -> float:
+        """The largest share of the papers of one venue and year that carry the phrase: near 1
+        for what nearly every abstract of some year says ("large language model" in 2024), 0 for
+        a phrase under COMMON_FLOOR everywhere. A venue and year, not the whole corpus, so that
+        a phrase common only lately reads as common."""
+        return self.common.get(phrase, 0.0)
 
     def idf(self, word: str) -> float:
         """Inverse document frequency of a word, scaled to [0, 1]: 0 in every paper, 1 unseen."""
@@ -97,6 +108,7 @@ class Specificity:
             "papers": self.papers,
             "words": dict(sorted(self.words.items())),
             "phrases": {k: list(v) for k, v in sorted(self.phrases.items())},
+            "common": dict(sorted(self.common.items())),
         }
         Path(path).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
 
@@ -110,6 +122,7 @@ def _load(path: str) -> Specificity:
             words={k: int(v) for k, v in data["words"].items()},
             phrases={k: (int(v[0]), int(v[1])) for k, v in data["phrases"].items()},
             about=data["about"],
+            common={k: float(v) for k, v in data.get("common", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise TaggerError(
@@ -119,22 +132,27 @@ def _load(path: str) -> Specificity:
 
 def build(records: Iterable[dict[str, Any]], *, about: dict[str, Any]) -> Specificity:
     """Count words, phrases of up to MAX_WORDS words and author keywords over ``records``
-    (dicts with ``title``, ``abstract`` and ``keywords``)."""
+    (dicts with ``title``, ``abstract`` and ``keywords``, and ``venue`` and ``year``: the group
+    a phrase's commonness is measured in)."""
     words: Counter[str] = Counter()
     occurs: Counter[str] = Counter()
     keyed: Counter[str] = Counter()
+    groups: dict[str, Counter[str]] = {}
+    sizes: Counter[str] = Counter()
     papers = with_keywords = 0
     for record in records:
         tokens = words_of(f"{record.get('title') or ''} . {record.get('abstract') or ''}")
         papers += 1
         words.update(set(tokens))
-        occurs.update(
-            {
-                " ".join(tokens[i : i + n])
-                for n in range(1, MAX_WORDS + 1)
-                for i in range(len(tokens) - n + 1)
-            }
-        )
+        found = {
+            " ".join(tokens[i : i + n])
+            for n in range(1, MAX_WORDS + 1)
+            for i in range(len(tokens) - n + 1)
+        }
+        occurs.update(found)
+        group = f"{record.get('venue') or '?'} {record.get('year') or '?'}"
+        groups.setdefault(group, Counter()).update(found)
+        sizes[group] += 1
         keywords = {" ".join(words_of(k)) for k in record.get("keywords") or () if k}
         keyed.update(k for k in keywords if k and len(k.split()) <= MAX_WORDS)
         with_keywords += bool(keywords)
@@ -145,6 +163,13 @@ def build(records: Iterable[dict[str, Any]], *, about: dict[str, Any]) -> Specif
     }
     total_keyed = sum(keyed.values())
     total_occurs = sum(occurs[p] for p in keyed)
+    common: dict[str, float] = {}
+    counted = sorted(group for group, size in sizes.items() if size >= MIN_GROUP)
+    for group in counted:
+        for phrase, n in groups[group].items():
+            share = round(n / sizes[group], 4)
+            if share >= COMMON_FLOOR and share > common.get(phrase, 0.0):
+                common[phrase] = share
     return Specificity(
         papers=papers,
         words={w: n for w, n in words.items() if n >= 2},
@@ -153,7 +178,9 @@ def build(records: Iterable[dict[str, Any]], *, about: dict[str, Any]) -> Specif
         | {
             "papers_with_keywords": with_keywords,
             "log_base_rate": math.log((total_keyed + 0.5) / (total_occurs + 1)),
+            "groups": {group: sizes[group] for group in counted},
         },
+        common=common,
     )
 
 
@@ -161,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tagger.language.specificity", description=__doc__
     )
-    parser.add_argument("corpus", help="JSONL of papers with title, abstract and keywords")
+    parser.add_argument(
+        "corpus", nargs="+", help="JSONL of papers with title, abstract, keywords, venue, year"
+    )
     parser.add_argument("--exclude", action="append", default=[], help="JSONL of papers to skip")
     parser.add_argument(
         "-o", "--out", default=str(Path(__file__).parents[1] / "data" / DEFAULT_PATH)
@@ -173,11 +202,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in Path(path).read_text(encoding="utf-8").splitlines()
         if line.strip()
     }
-    lines = Path(args.corpus).read_text(encoding="utf-8").splitlines()
-    records = [r for r in map(json.loads, filter(str.strip, lines)) if r.get("id") not in skip]
+    lines = [
+        line
+        for path in args.corpus
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    records = [r for r in map(json.loads, lines) if r.get("id") not in skip]
     table = build(
         records,
-        about={"corpus": Path(args.corpus).name, "excluded": len(lines) - len(records)},
+        about={
+            "corpus": ", ".join(Path(path).name for path in args.corpus),
+            "excluded": len(lines) - len(records),
+        },
     )
     table.save(args.out)
     print(

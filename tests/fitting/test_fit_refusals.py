@@ -180,3 +180,13 @@ def test_a_stopped_fit_says_what_became_of_its_model(tmp_path, monkeypatch):
         "Interrupted. The fit stopped; a model directory given with -o holds a whole model: the "
         "one it held before, unless the new one was written already."
     )
+
+
+def test_judged_papers_of_two_sources_are_fitted(tmp_path):
+    """Two sources, two folds: each fold is fitted on one source, whose area model's inner
+    folds cannot be of sources (one) and are of papers."""
+    rows = [row | {"source": ("iclr2026/a", "iclr2026/b")[k % 2]} for k, row in enumerate(dev(80))]
+    judged = lines(tmp_path / "judged.jsonl", rows)
+    result = run(*fit_args(judged))
+    assert result.exit_code == 0, result.stderr
+    assert "| after, held out |" in result.stdout
