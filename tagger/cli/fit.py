@@ -102,6 +102,12 @@ def fit(
 
     inputs = [*judged, *index_papers, *exclude, *([taxonomy_path] if taxonomy_path else [])]
     check_outputs({"--report": report, "--curve": curve, "-o": out}, inputs)
+    for option, path in (("--report", report), ("--curve", curve)):
+        if out is not None and path is not None and out.resolve() in path.resolve().parents:
+            raise click.UsageError(
+                f"{option} {path} lies inside -o {out}, which the fit replaces whole: write the "
+                "figures outside the model's directory"
+            )
     title = (
         f"Fit of {taxonomy_path or 'the packaged taxonomy'} on {', '.join(p.name for p in judged)}"
     )

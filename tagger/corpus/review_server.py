@@ -11,6 +11,7 @@ the page adds, from this server's origin, to a Host of this machine."""
 from __future__ import annotations
 
 import secrets
+import sys
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,7 +66,7 @@ class ReviewServer:
         self.review = review
         self.port = port
         self.token = ""
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._serving = False
 
     def start(self) -> ReviewServer:
@@ -73,7 +74,7 @@ class ReviewServer:
         if self._server is None:
             self.token = secrets.token_urlsafe(24)
             try:
-                self._server = ThreadingHTTPServer((HOST, self.port), _handler(self))
+                self._server = _Server((HOST, self.port), _handler(self))
             except OSError as exc:
                 raise TaggerError(
                     f"cannot serve on {HOST} port {self.port}: {exc.strerror or exc}; pass "
@@ -118,6 +119,18 @@ class ReviewServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server of a review: a browser that leaves mid-answer (a tab closed or reloaded
+    while a block of papers is sent) is no error to print, and a burst of connections (a page's
+    fetches, a reload) waits in a queue longer than the five socketserver keeps."""
+
+    request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
+            super().handle_error(request, client_address)
 
 
 def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:

@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from ..config import FIT_WORKERS, FOLDS, TaggerConfig, usable_cores
 from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
-from ..io.files import sha256
+from ..io.files import reads_once, sha256
 from ..io.readers import read_papers
 from ..records import Paper, TaggedPaper
 from ..tagging.model import FittedModel
@@ -157,6 +157,15 @@ def fit_model(
     log = log or _Progress()
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
+    for option, paths in (("--judged", judged_paths), ("--papers", index_paths),
+                          ("--exclude", exclude)):  # fmt: skip
+        for path in paths:
+            if reads_once(path):
+                raise TaggerError(
+                    f"{option} {path} is not a file (a pipe, a FIFO or a device): a fit reads "
+                    "its papers more than once (their sha256 goes into the model's record); "
+                    "give a file"
+                )
     loaded = load_taxonomy(taxonomy)
     _check_taxonomy(loaded)
     if curve is not None:

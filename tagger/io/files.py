@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
 from ..errors import STDIN_NAME, InputError, TaggerError
+from .packaged import package_dir
 
 STDIO = "-"  # a file name that means stdin (for an input) or stdout (for an output)
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest line read; real papers are a few KB
@@ -186,7 +187,10 @@ def write_directory(
     Where the system cannot exchange two directories, the old one is moved aside (to
     ``.NAME.old.PID``) and the new one renamed in: a process killed between the two leaves none
     at ``out``. So the temporaries of dead processes beside ``out`` are cleaned first, and an
-    old directory left aside by one is put back (:func:`left_aside`), before anything else."""
+    old directory left aside by one is put back (:func:`left_aside`), before anything else.
+    A symlink at ``out`` is followed: the directory it names is written, the link kept."""
+    if out.is_symlink():  # the directory it names is written, and the link stays a link
+        out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     _clean_temporaries(out)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent))
@@ -463,7 +467,8 @@ def check_outputs(
     p.jsonl >> p.jsonl``).
 
     ``outputs`` maps each output's option name (for the message) to its path, or None (unused)
-    or "-" (stdout). Given ``inside``, an output inside an input directory is passed to it, in
+    or "-" (stdout). No output may lie inside tagger's installed package (its packaged model,
+    its data). Given ``inside``, an output inside an input directory is passed to it, in
     words, instead of refused: `tagger tag` reads a directory without tagger's own output
     (io.inputs.paper_inputs), so its output there is not read back, but other tools would.
     """
@@ -490,6 +495,11 @@ def check_outputs(
                 f"{what} is {seen[key]}: writing it would destroy what is read or written "
                 "there; choose another file"
             )
+        if where is not None and _in_package(where):
+            raise TaggerError(
+                f"{what} lies inside tagger's installed package ({package_dir()}), whose files "
+                "tagger reads to tag: choose a file of your own"
+            )
         directory = _directory_holding(where, directories) if where is not None else None
         if directory is not None and inside is not None:
             inside(
@@ -503,6 +513,13 @@ def check_outputs(
                 "change what is read; choose a file outside it"
             )
         seen[key] = what
+
+
+def _in_package(path: Path) -> bool:
+    """Whether ``path`` (symlinks resolved) lies inside tagger's installed package."""
+    package = package_dir()
+    found = path.resolve()
+    return found == package or package in found.parents
 
 
 def _identity(path: Path) -> Any:

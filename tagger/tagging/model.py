@@ -53,7 +53,7 @@ from ..config import (
 )
 from ..errors import TaggerError
 from ..io import packaged
-from ..io.files import left_aside
+from ..io.files import left_aside, regular_sha256
 from ..taxonomy.model import Taxonomy
 from . import areas, neighbours
 from .areas import AreaModel
@@ -305,11 +305,12 @@ class FittedModel:
         if digest is None:
             return None
         file = self.where / name
-        try:
-            data = file.read_bytes()
+        try:  # its digest read in blocks first: a file that is not the part (2 GB of it, a
+            found = regular_sha256(file)  # FIFO) is refused without being held in memory
+            data = file.read_bytes() if found == digest else b""
         except OSError:
-            data = b""
-        if hashlib.sha256(data).hexdigest() != digest:
+            found, data = None, b""
+        if found != digest or hashlib.sha256(data).hexdigest() != digest:
             raise TaggerError(
                 f"{self._refused}: its {name} is not the file its record ({RECORD}) names (its "
                 f"sha256 differs): it is damaged or was replaced; {self._remedy}"

@@ -182,3 +182,27 @@ def test_a_hand_edit_that_breaks_the_file_is_said_and_nothing_is_written(served,
     block = json.loads(_request(server, "GET", "/papers?id=p2", headers=ours)[2])
     change["revision"] = block["views"]["p2"]["revision"]  # the page, reloaded, saves
     assert _request(server, "POST", "/judgment", json.dumps(change), ours)[0] == 200
+
+
+def test_a_browser_that_leaves_mid_answer_is_no_error_to_print(served, capfd):
+    """A tab closed while a block of papers is sent (the connection reset), or a change whose
+    body never comes: the server answers the next request, and prints no traceback."""
+    import socket
+    import struct
+
+    for request in (
+        f"GET /papers?start=0&count=50 HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+        f"X-Review-Token: {served.token}\r\n\r\n",
+        f"POST /judgment HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+        f"X-Review-Token: {served.token}\r\nContent-Length: 1000\r\n\r\n{{",
+    ):
+        for _ in range(20):
+            sock = socket.create_connection(("127.0.0.1", served.port))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.sendall(request.encode())
+            if request.startswith("POST"):
+                sock.shutdown(socket.SHUT_WR)  # the body ends short: the answer meets a reset
+            sock.close()  # a reset, as a closed tab sends
+    status, _, _ = _request(served, "GET", f"/?token={served.token}")
+    assert status == 303
+    assert "Traceback" not in capfd.readouterr().err

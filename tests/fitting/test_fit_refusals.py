@@ -5,7 +5,9 @@ paper), it keeps out of every step; what it writes, it never writes over what it
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -190,3 +192,50 @@ def test_judged_papers_of_two_sources_are_fitted(tmp_path):
     result = run(*fit_args(judged))
     assert result.exit_code == 0, result.stderr
     assert "| after, held out |" in result.stdout
+
+
+@pytest.mark.parametrize("inside", ["model.json", "figures.md"])
+def test_figures_inside_the_model_directory_are_refused(tmp_path, inside):
+    """The fit replaces -o whole: a report there would be written over its model.json, or block
+    the next refit into it."""
+    judged = lines(tmp_path / "judged.jsonl", dev())
+    model = tmp_path / "model"
+    result = run(*fit_args(judged, "-o", model, "--report", model / inside))
+    assert result.exit_code == 2, result.stderr
+    assert f"--report {model / inside} lies inside -o {model}" in result.stderr
+    assert not model.exists()
+
+
+def test_no_output_of_a_fit_lies_inside_the_installed_package(tmp_path):
+    import tagger
+
+    weigher = Path(tagger.__file__).parent / "data" / "model" / "weigher.json"
+    before = weigher.read_bytes()
+    judged = lines(tmp_path / "judged.jsonl", dev())
+    try:
+        line = error_line(run(*fit_args(judged, "--report", weigher)))
+    finally:  # were it written, the packaged model is put back for the other tests
+        changed = weigher.read_bytes() != before
+        if changed:
+            weigher.write_bytes(before)
+    assert "lies inside tagger's installed package" in line and not changed
+
+
+def test_a_model_written_through_a_symlink_is_written_where_it_points(tmp_path):
+    judged = lines(tmp_path / "judged.jsonl", dev())
+    target, link = tmp_path / "target", tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    result = run(*fit_args(judged, "-o", link))
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and (target / RECORD).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["judged.jsonl", "link", "target"]
+
+
+@pytest.mark.parametrize("option", ["--judged", "--exclude"])
+def test_a_fifo_given_a_fit_is_refused_not_waited_on(tmp_path, option):
+    fifo = tmp_path / "papers.fifo"
+    os.mkfifo(fifo)
+    judged = lines(tmp_path / "judged.jsonl", dev())
+    args = fit_args(fifo) if option == "--judged" else fit_args(judged, "--exclude", fifo)
+    line = error_line(run(*args))
+    assert f"{option} {fifo} is not a file (a pipe, a FIFO or a device)" in line

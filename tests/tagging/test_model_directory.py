@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,6 +147,23 @@ def test_a_changed_part_is_refused_before_tagging_even_one_not_read_yet(tmp_path
     assert str(refused.value).startswith(
         f"cannot use the model {where}: its weigher-rules.json is not the file its record"
     )
+
+
+def test_a_part_that_is_not_its_file_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    """A weigher.json grown to 300 MB (a sparse file here; 2 GB took 2 GB of memory): its
+    digest is read in blocks and refused, and the file is never held whole."""
+    where = model_dir(tmp_path / "m", MINI_TAXONOMY)
+    with open(where / FILES["weigher"], "r+b") as file:
+        file.truncate(300 * 2**20)
+    read_whole = Path.read_bytes
+
+    def read_bytes(self):
+        assert self.name != FILES["weigher"], "read whole"
+        return read_whole(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(TaggerError, match="its weigher.json is not the file its record"):
+        FittedModel.load(where).part("weigher")
 
 
 def test_the_record_of_a_killed_fit_left_aside_is_named(tmp_path):
