@@ -98,8 +98,11 @@ def fit(
     of whole groups, each held out in turn from every step), print the figures before and
     after, and write the model to -o DIR."""
     from ..fitting.fit import fit_model
+    from ..fitting.modeldir import check_target
     from ..io.files import check_outputs
 
+    if out is not None:
+        check_target(out)  # a model's own words first (a directory inside the package ...)
     inputs = [*judged, *index_papers, *exclude, *([taxonomy_path] if taxonomy_path else [])]
     check_outputs({"--report": report, "--curve": curve, "-o": out}, inputs)
     for option, path in (("--report", report), ("--curve", curve)):
