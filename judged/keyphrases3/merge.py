@@ -64,9 +64,7 @@ def judged_line(record: dict, coded: dict, keywords: dict[str, list[str]]) -> di
 def main(argv: list[str]) -> int:
     data = Path(argv[1]) if len(argv) > 1 else ROOT / "data"
     draw = [json.loads(line) for line in (HERE / "draw.jsonl").open(encoding="utf-8")]
-    pools = {
-        (v := json.loads(line))["id"]: v["pool"] for line in (HERE / "pool.jsonl").open()
-    }
+    pools = {(v := json.loads(line))["id"]: v["pool"] for line in (HERE / "pool.jsonl").open()}
     first: dict[str, dict] = {}
     second: dict[str, dict] = {}
     for path in sorted((HERE / "readers").glob("*.jsonl")):
