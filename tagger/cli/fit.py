@@ -99,7 +99,7 @@ def fit(
     after, and write the model to -o DIR."""
     from ..fitting.fit import fit_model
     from ..fitting.modeldir import check_target
-    from ..io.files import check_outputs
+    from ..io.files import check_outputs, write_atomic
 
     if out is not None:
         check_target(out)  # a model's own words first (a directory inside the package ...)
@@ -130,7 +130,7 @@ def fit(
     text = result.markdown(title)
     click.echo("\n".join(result.before_and_after()))
     if report:
-        report.write_text(text + "\n", encoding="utf-8")
+        write_atomic(report, (text + "\n").encode("utf-8"))  # the old report or the new, whole
         note(f"wrote the figures to {report}")
     if out:
         note(f"wrote the model to {out}: tag with --model {out}")

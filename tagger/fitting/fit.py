@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from ..config import FIT_WORKERS, FOLDS, TaggerConfig, usable_cores
 from ..corpus.judged import JudgedReport, evaluate_judged, render_judged
 from ..errors import TaggerError
-from ..io.files import reads_once, sha256
+from ..io.files import lock_beside, reads_once, sha256
 from ..io.readers import read_papers
 from ..records import Paper, TaggedPaper
 from ..tagging.model import FittedModel
@@ -153,7 +153,9 @@ def fit_model(
     """Fit the model of ``taxonomy`` (the packaged one if None) to the judged papers of
     ``judged_paths`` (with ``labels``, to their field of that name: papers.read_judged),
     measured held out (and, with ``before``, as the model in use now tags them), and write it
-    to ``out`` if given; see the module. The papers of ``exclude`` reach no index."""
+    to ``out`` if given; see the module. The papers of ``exclude`` reach no step. The lock of
+    ``out`` is held from the first step to the last: a second fit into the same directory is
+    refused at once, where the two would have replaced each other's model."""
     log = log or _Progress()
     settings = settings or cv.Settings()
     config = config or TaggerConfig()
@@ -170,148 +172,164 @@ def fit_model(
     _check_taxonomy(loaded)
     if curve is not None:
         figures.check_drawable()
+    lock = None
     if out is not None:
         check_target(Path(out))  # before any work of the fit's is done
-    reader = Reader(loaded, config)
-    shown = ", ".join(Path(p).name for p in judged_paths)
-    excluded = frozenset(abstract_key(p.abstract) for path in exclude for p in read_papers(path))
-    papers, sealed = _judged_papers(judged_paths, excluded, labels)
-    if sealed:
-        log(
-            f"Note: {sealed:,} of the papers of {shown} are in --exclude "
-            f"({', '.join(Path(p).name for p in exclude)}): left out of the fit"
+        where = Path(out).resolve() if Path(out).is_symlink() else Path(out)  # as it is written
+        where.parent.mkdir(parents=True, exist_ok=True)
+        lock = lock_beside(where, held_by="another `tagger fit`")  # until the last step
+    try:
+        reader = Reader(loaded, config)
+        shown = ", ".join(Path(p).name for p in judged_paths)
+        excluded = frozenset(
+            abstract_key(p.abstract) for path in exclude for p in read_papers(path)
         )
-    log(f"reading the {len(papers):,} papers of {shown} ...")
-    judged = read_judged(reader, papers, source=shown, labels=labels)
-    if len(judged) < MIN_JUDGED:
-        raise TaggerError(
-            f"{shown}: {len(judged)} judged paper{'s' * (len(judged) != 1)}; a fit needs at "
-            f"least {MIN_JUDGED} ({MIN_JUDGED - len(judged)} more) to hold some out and still "
-            "learn from the rest"
+        papers, sealed = _judged_papers(judged_paths, excluded, labels)
+        if sealed:
+            log(
+                f"Note: {sealed:,} of the papers of {shown} are in --exclude "
+                f"({', '.join(Path(p).name for p in exclude)}): left out of the fit"
+            )
+        log(f"reading the {len(papers):,} papers of {shown} ...")
+        judged = read_judged(reader, papers, source=shown, labels=labels)
+        if len(judged) < MIN_JUDGED:
+            raise TaggerError(
+                f"{shown}: {len(judged)} judged paper{'s' * (len(judged) != 1)}; a fit needs at "
+                f"least {MIN_JUDGED} ({MIN_JUDGED - len(judged)} more) to hold some out and still "
+                "learn from the rest"
+            )
+        _check_areas(judged, loaded, shown)
+        _check_learnable(judged, shown)
+        if unjudged := _unjudged(judged, loaded):
+            named = ", ".join(unjudged[:10]) + (
+                f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else ""
+            )
+            log(
+                f"Note: {len(unjudged)} area{'s' * (len(unjudged) != 1)} of {loaded.label} "
+                f"{'are' if len(unjudged) != 1 else 'is'} in no judgment of {shown} ({named}): the "
+                "fit learns that a paper is never there. Judge papers under this taxonomy first "
+                "(tagger review), or tag without a fit: an area no model was fitted for is weighed "
+                "by its rules and description"
+            )
+        skip = excluded | frozenset(abstract_key(item.paper.abstract) for item in judged)
+        index_papers: list[IndexPaper] = []
+        if index_paths:
+            named = ", ".join(map(str, index_paths))
+            log(f"reading the papers to find neighbours among ({named}) ...")
+            index_papers = read_index_papers(
+                index_paths,
+                reader.config,
+                taxonomy=taxonomy,
+                skip=skip,
+                workers=workers,
+                cache=cache,
+            )
+        about = {"space": space_of(reader.embedder.name), "taxonomy_sha256": loaded.sha256}
+        log(f"{len(judged):,} judged papers, {len(index_papers):,} to find neighbours among; "
+            f"measuring {folds} folds held out, each fitted without its papers ...")  # fmt: skip
+        with threadpool_limits(1):  # as in the workers: the same model for any --workers and cores
+            done = cv.cross_validate(
+                judged,
+                index_papers,
+                loaded,
+                settings,
+                config,
+                about=about,
+                folds=folds,
+                log=log,
+                workers=usable_cores() if workers is None else workers,
+            )
+        judgments = {item.paper.id: item.judgment for item in judged}
+        curve_points = []
+        for threshold in figures.CURVE:
+            listed = cv.held_out(done, loaded, config, min_score=threshold)
+            report = evaluate_judged(listed, loaded, judgments=judgments)
+            curve_points.append((threshold, figures.summary(report)))
+        records = cv.held_out(done, loaded, config)
+        ranked = cv.held_out(done, loaded, config, min_score=0.0)
+        held = evaluate_judged(
+            records, loaded, source=f"{shown}, each fold held out", judgments=judgments
         )
-    _check_areas(judged, loaded, shown)
-    _check_learnable(judged, shown)
-    if unjudged := _unjudged(judged, loaded):
-        named = ", ".join(unjudged[:10]) + (
-            f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else ""
+        untitled_records = [r for r in records if not r.paper.title]
+        untitled = (
+            evaluate_judged(
+                untitled_records,
+                loaded,
+                source=f"{figures.UNTITLED}, held out",
+                judgments=judgments,
+            )
+            if untitled_records and len(untitled_records) < len(records)
+            else None
         )
-        log(
-            f"Note: {len(unjudged)} area{'s' * (len(unjudged) != 1)} of {loaded.label} "
-            f"{'are' if len(unjudged) != 1 else 'is'} in no judgment of {shown} ({named}): the "
-            "fit learns that a paper is never there. Judge papers under this taxonomy first "
-            "(tagger review), or tag without a fit: an area no model was fitted for is weighed "
-            "by its rules and description"
-        )
-    skip = excluded | frozenset(abstract_key(item.paper.abstract) for item in judged)
-    index_papers: list[IndexPaper] = []
-    if index_paths:
-        log(f"reading the papers to find neighbours among ({', '.join(map(str, index_paths))}) ...")
-        index_papers = read_index_papers(
-            index_paths,
-            reader.config,
-            taxonomy=taxonomy,
-            skip=skip,
-            workers=workers,
-            cache=cache,
-        )
-    about = {"space": space_of(reader.embedder.name), "taxonomy_sha256": loaded.sha256}
-    log(f"{len(judged):,} judged papers, {len(index_papers):,} to find neighbours among; "
-        f"measuring {folds} folds held out, each fitted without its papers ...")  # fmt: skip
-    with threadpool_limits(1):  # as in the workers: the same model for any --workers and cores
-        done = cv.cross_validate(
-            judged,
-            index_papers,
-            loaded,
-            settings,
-            config,
-            about=about,
-            folds=folds,
-            log=log,
-            workers=usable_cores() if workers is None else workers,
-        )
-    judgments = {item.paper.id: item.judgment for item in judged}
-    curve_points = []
-    for threshold in figures.CURVE:
-        listed = cv.held_out(done, loaded, config, min_score=threshold)
-        report = evaluate_judged(listed, loaded, judgments=judgments)
-        curve_points.append((threshold, figures.summary(report)))
-    records = cv.held_out(done, loaded, config)
-    ranked = cv.held_out(done, loaded, config, min_score=0.0)
-    held = evaluate_judged(
-        records, loaded, source=f"{shown}, each fold held out", judgments=judgments
-    )
-    untitled_records = [r for r in records if not r.paper.title]
-    untitled = (
-        evaluate_judged(
-            untitled_records, loaded, source=f"{figures.UNTITLED}, held out", judgments=judgments
-        )
-        if untitled_records and len(untitled_records) < len(records)
-        else None
-    )
-    order = [i for fold in done for i in fold.test]
-    found = [proposal.candidates for fold in done for proposal in fold.proposals]
-    from .weighing import FIRST_STAGE_AT, candidate_recall
+        order = [i for fold in done for i in fold.test]
+        found = [proposal.candidates for fold in done for proposal in fold.proposals]
+        from .weighing import FIRST_STAGE_AT, candidate_recall
 
-    result = Fit(
-        judged,
-        index_papers,
-        done,
-        curve_points,
-        held,
-        records,
-        ranked,
-        untitled,
-        (
-            candidate_recall(judged, [item.rules.candidates for item in judged], loaded),
-            candidate_recall([judged[i] for i in order], found, loaded),
-        ),
-    )
-    if before:
-        log("tagging them as the model in use now does ...")
-        records_now, result.before_ranked, result.before_label = tagged_now(
-            judged, taxonomy, config, reader.embedder.name
-        )
-        result.before = evaluate_judged(records_now, loaded, source="before", judgments=judgments)
-    if curve:
-        figures.draw({"held out": curve_points}, config.min_score, curve)
-    if out is None:
-        return result
-    log("fitting on every judged paper ...")
-    with threadpool_limits(1):
-        fitted = cv.fit_stages(
+        result = Fit(
             judged,
             index_papers,
-            loaded,
-            settings,
-            config,
-            about,
-            workers=usable_cores() if workers is None else workers,
+            done,
+            curve_points,
+            held,
+            records,
+            ranked,
+            untitled,
+            (
+                candidate_recall(judged, [item.rules.candidates for item in judged], loaded),
+                candidate_recall([judged[i] for i in order], found, loaded),
+            ),
         )
-    if settings.calibrate:
-        fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done))
-    fitted_on = {
-        "judged": [Path(p).name for p in judged_paths],
-        "sha256": [sha256(p) for p in judged_paths],
-        "labels": labels,
-        "papers": len(judged),
-        "index_papers": [Path(p).name for p in index_paths],
-        "excluded": [Path(p).name for p in exclude],
-        "judged_excluded": sealed,  # judged papers left out as --exclude names them
-    }
-    result.record = save_model(
-        Path(out),
-        fitted.parts(),
-        taxonomy=loaded,
-        fitted_on=fitted_on,
-        about={
-            "space": about["space"],
-            "settings": vars(settings),
-            "held_out": figures.as_json(figures.summary(held)),
-        },
-        config=config,
-        constants={"first_stage_at": FIRST_STAGE_AT},
-    )
-    return result
+        if before:
+            log("tagging them as the model in use now does ...")
+            records_now, result.before_ranked, result.before_label = tagged_now(
+                judged, taxonomy, config, reader.embedder.name
+            )
+            result.before = evaluate_judged(
+                records_now, loaded, source="before", judgments=judgments
+            )
+        if curve:
+            figures.draw({"held out": curve_points}, config.min_score, curve)
+        if out is None:
+            return result
+        log("fitting on every judged paper ...")
+        with threadpool_limits(1):
+            fitted = cv.fit_stages(
+                judged,
+                index_papers,
+                loaded,
+                settings,
+                config,
+                about,
+                workers=usable_cores() if workers is None else workers,
+            )
+        if settings.calibrate:
+            fitted.weigher = calibrate(fitted.weigher, cv.calibration_map(done))
+        fitted_on = {
+            "judged": [Path(p).name for p in judged_paths],
+            "sha256": [sha256(p) for p in judged_paths],
+            "labels": labels,
+            "papers": len(judged),
+            "index_papers": [Path(p).name for p in index_paths],
+            "excluded": [Path(p).name for p in exclude],
+            "judged_excluded": sealed,  # judged papers left out as --exclude names them
+        }
+        result.record = save_model(
+            Path(out),
+            fitted.parts(),
+            taxonomy=loaded,
+            fitted_on=fitted_on,
+            about={
+                "space": about["space"],
+                "settings": vars(settings),
+                "held_out": figures.as_json(figures.summary(held)),
+            },
+            config=config,
+            constants={"first_stage_at": FIRST_STAGE_AT},
+        )
+        return result
+    finally:
+        if lock is not None:
+            lock.close()
 
 
 def tagged_now(

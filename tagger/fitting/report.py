@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -102,8 +103,13 @@ def draw(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    temporary = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
+    try:  # the old picture or the new, whole, as every output is written
+        fig.savefig(temporary, format="png")
+        os.replace(temporary, path)
+    finally:
+        plt.close(fig)
+        temporary.unlink(missing_ok=True)
 
 
 def as_json(figures: dict[str, Any]) -> dict[str, Any]:

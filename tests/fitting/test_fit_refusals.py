@@ -228,7 +228,8 @@ def test_a_model_written_through_a_symlink_is_written_where_it_points(tmp_path):
     result = run(*fit_args(judged, "-o", link))
     assert result.exit_code == 0, result.stderr
     assert link.is_symlink() and (target / RECORD).is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["judged.jsonl", "link", "target"]
+    beside = sorted(p.name for p in tmp_path.iterdir())  # the fit's lock beside what it wrote
+    assert beside == [".target.lock", "judged.jsonl", "link", "target"]
 
 
 @pytest.mark.parametrize("option", ["--judged", "--exclude"])
@@ -239,3 +240,19 @@ def test_a_fifo_given_a_fit_is_refused_not_waited_on(tmp_path, option):
     args = fit_args(fifo) if option == "--judged" else fit_args(judged, "--exclude", fifo)
     line = error_line(run(*args))
     assert f"{option} {fifo} is not a file (a pipe, a FIFO or a device)" in line
+
+
+def test_a_second_fit_into_the_same_directory_is_refused_at_once(tmp_path):
+    """Two fits into one directory would replace each other's model: the second is refused
+    while the first holds the directory's lock (io.files.lock_beside), before it reads a paper."""
+    from tagger.io.files import lock_beside
+
+    judged = lines(tmp_path / "judged.jsonl", dev())
+    model = tmp_path / "model"
+    held = lock_beside(model, held_by="another `tagger fit`")
+    try:
+        line = error_line(run(*fit_args(judged, "-o", model)))
+    finally:
+        held.close()
+    assert line.startswith(f"Error: {model} is being written by another `tagger fit`"), line
+    assert not model.exists()
