@@ -188,7 +188,8 @@ def write_directory(
     ``.NAME.old.PID``) and the new one renamed in: a process killed between the two leaves none
     at ``out``. So the temporaries of dead processes beside ``out`` are cleaned first, and an
     old directory left aside by one is put back (:func:`left_aside`), before anything else.
-    A symlink at ``out`` is followed: the directory it names is written, the link kept."""
+    A symlink at ``out`` is followed: the directory it names is written, the link kept. A
+    directory that replaces another keeps its mode (a private model stays private)."""
     if out.is_symlink():  # the directory it names is written, and the link stays a link
         out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -197,7 +198,7 @@ def write_directory(
     try:
         made = fill(work)
         (work / record).write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
-        readable(work)
+        readable(work, stat.S_IMODE(out.stat().st_mode) if replace and out.is_dir() else 0o755)
         if replace and out.exists():
             _replace(work, out)
             return made
@@ -356,12 +357,13 @@ def regular_sha256(path: str | Path) -> str | None:
         os.close(handle)
 
 
-def readable(directory: Path) -> None:
-    """Let every user read a directory made by mkdtemp (mode 700) and its files, as a model
-    directory others share (a cache, a package's data) must be."""
-    directory.chmod(0o755)
+def readable(directory: Path, mode: int = 0o755) -> None:
+    """Give a directory made by mkdtemp (mode 700) ``mode``, and its files the same without
+    execution: by default every user reads them, as a model directory others share (a cache, a
+    package's data) must be; a directory that replaces a private one stays as private."""
+    directory.chmod(mode)
     for path in directory.iterdir():
-        path.chmod(0o755 if path.is_dir() else 0o644)
+        path.chmod(mode if path.is_dir() else mode & 0o666)
 
 
 # --- inputs ------------------------------------------------------------------------------------

@@ -128,3 +128,15 @@ def test_a_replacement_leaves_nothing_beside_the_directory(tmp_path):
         _write(out, version)
         assert _whole(out) == version
     assert [path.name for path in tmp_path.iterdir()] == ["model"]
+
+
+def test_a_replacement_keeps_the_mode_of_the_directory_it_replaces(tmp_path):
+    """A private model (700) stays private when it is fitted again; a new one is readable by
+    all (755, its files 644)."""
+    out = tmp_path / "model"
+    _write(out, "one")
+    assert (out.stat().st_mode & 0o777, (out / RECORD).stat().st_mode & 0o777) == (0o755, 0o644)
+    out.chmod(0o700)
+    _write(out, "two")
+    assert _whole(out) == "two"
+    assert (out.stat().st_mode & 0o777, (out / RECORD).stat().st_mode & 0o777) == (0o700, 0o600)
