@@ -50,7 +50,8 @@ from .options import FILE, STOPS, example, tagged_argument, warning
 )
 def review(tagged: str, judgments: Path, order: str, taxonomy_path: Path | None, port: int) -> None:
     """Review tagged papers in a browser and write down what is right: a page on this machine
-    (127.0.0.1) shows one paper at a time, its evidence highlighted, its tags with their scores
+    (127.0.0.1, at the address the command prints, which carries a secret) shows one paper at a
+    time, its evidence highlighted, its tags with their scores
     and supporting papers. Accept or reject each tag, add missing areas, mark the main area, the
     contribution types and notes; every change is written to the --judgments file before the
     page says it is saved, and running the command again goes on where it stopped. Ctrl-C stops.
