@@ -41,7 +41,7 @@ from . import folds as cv
 from . import report as figures
 from .calibration import calibrate
 from .modeldir import check_target, save_model
-from .papers import IndexPaper, JudgedPaper, read_index_papers, read_judged
+from .papers import IndexPaper, JudgedPaper, field_of, read_index_papers, read_judged
 
 MIN_JUDGED = 30  # judged papers a fit needs: fewer leaves folds of a few papers
 
@@ -409,7 +409,8 @@ def _judged_papers(
                 continue
             if paper.id in first:
                 where, at, earlier = first[paper.id]
-                same = _judgment_field(earlier, labels) == _judgment_field(paper, labels)
+                judged_by = labels or "judged"  # the field a judgment is read from
+                same = field_of(earlier, judged_by) == field_of(paper, judged_by)
                 raise TaggerError(
                     f"{name} record {number}: paper id {paper.id!r} comes again (first in "
                     f"{where} record {at}), {'judged alike' if same else 'judged differently'}: "
@@ -418,11 +419,6 @@ def _judged_papers(
             first[paper.id] = (name, number, paper)
             papers.append(paper)
     return papers, sealed
-
-
-def _judgment_field(paper: Paper, labels: str | None) -> Any:
-    extra = paper.model_extra or {}
-    return extra.get(labels, getattr(paper, labels, None)) if labels else extra.get("judged")
 
 
 def _check_taxonomy(taxonomy: Taxonomy) -> None:

@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from ..config import FIT_WORKERS, TaggerConfig, usable_cores
 from ..corpus.judged import Judgment
@@ -100,9 +101,14 @@ def read_judged(
     return found
 
 
+def field_of(paper: Paper, field: str) -> Any:
+    """A paper's field of that name, one of its own or one it carries beside them (None)."""
+    return (paper.model_extra or {}).get(field, getattr(paper, field, None))
+
+
 def labelled(paper: Paper, field: str, taxonomy: Taxonomy, source: str) -> Judgment | None:
     """The judgment a paper's field of labels makes (see read_judged); None without one."""
-    value = (paper.model_extra or {}).get(field, getattr(paper, field, None))
+    value = field_of(paper, field)
     if value in (None, "", []):
         return None
     given = [value] if isinstance(value, str) else value

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..corpus.judged import JudgedReport
 from ..errors import TaggerError
+from ..io.files import write_atomic
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 CURVE = tuple(sorted({*THRESHOLDS, *(x / 20 for x in range(1, 20))}))
@@ -103,13 +104,12 @@ def draw(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    temporary = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
-    try:  # the old picture or the new, whole, as every output is written
-        fig.savefig(temporary, format="png")
-        os.replace(temporary, path)
+    picture = io.BytesIO()
+    try:
+        fig.savefig(picture, format="png")
     finally:
         plt.close(fig)
-        temporary.unlink(missing_ok=True)
+    write_atomic(path, picture.getvalue())  # the old picture or the new, whole
 
 
 def as_json(figures: dict[str, Any]) -> dict[str, Any]:

@@ -546,7 +546,7 @@ class Learned:
                     f"probabilities only for features made so; tag with {name}={fitted!r}, or "
                     f"fit a model with {name}={value!r} (tagger fit --{option} {value})"
                 )
-        parts = self.model.check_whole()
+        parts = self.parts
         if not self.serving:
             return
         for name, value in feature_constants().items():
@@ -592,13 +592,19 @@ class Learned:
                 )
 
     @cached_property
+    def parts(self) -> dict[str, Any]:
+        """Every part of the model, read and checked whole once (FittedModel.check_whole), by
+        key of FILES: what :meth:`check` checks and the tagger then uses, read no second time."""
+        return self.model.check_whole()
+
+    @cached_property
     def weigher(self) -> Weigher | Weighing:
         """The fitted weigher; the first stage's for areas the model was not fitted for
         (:attr:`new_areas`), and for every area of a taxonomy it does not serve."""
         parts = (
             ("weigher", "rules") if self.new_areas else ("weigher" if self.serving else "rules",)
         )
-        weighers = [self.model.part(part) for part in parts]
+        weighers = [self.parts.get(part) for part in parts]
         if any(weigher is None for weigher in weighers):
             raise TaggerError(f"{self.model.label} has no weigher")
         return Weighing(*weighers, self.new_areas) if self.new_areas else weighers[0]
@@ -613,7 +619,7 @@ class Learned:
         wanted = {"corpus": self.config.neighbours, "judged": self.config.judged_neighbours}
         found = {}
         for kind, k in wanted.items():
-            index = self.model.part(kind) if k and self.serving else None
+            index = self.parts.get(kind) if k and self.serving else None
             if index is not None and index.serves(self.embedder):
                 found[kind] = (index, k)
         return found
@@ -622,7 +628,7 @@ class Learned:
     def area_model(self) -> AreaModel | None:
         """The model's area model (tagging.areas), if it has one, it serves this taxonomy, and
         it was fitted in this embedder's space."""
-        model = self.model.part("areas") if self.serving else None
+        model = self.parts.get("areas") if self.serving else None
         if model is None:
             return None
         return model if in_space(model.about, self.embedder) else None
