@@ -45,9 +45,9 @@ def test_missing_file_or_directory_is_a_clear_error(tmp_path, make):
 
 NOT_PAPERS = (
     "not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
-    ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like one; "
-    "leave it out, or give --input-format to read it as papers (--input-format text for a "
-    "paper list)"
+    ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet, BibTeX .bib, RIS .ris), nor does its "
+    "start look like one; leave it out, or give --input-format to read it as papers "
+    "(--input-format text for a paper list)"
 )
 
 
