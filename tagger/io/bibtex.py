@@ -10,6 +10,7 @@ and a re-formatted library is no round trip.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ _BARE = re.compile(r"[^\s,#{}()\"]+")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
 _LATEX_SPECIAL = re.compile(r"([&%#$_])")
+_MARKUP = re.compile(r"[\\$~%]|--|``|''")  # what pylatexenc reads otherwise than as written
 
 
 def blocks(text: str) -> list[Block]:
@@ -117,14 +119,21 @@ def paper_fields(fields: dict[str, Any], prefix: str) -> dict[str, Any]:
 def latex_text(value: str) -> str:
     """LaTeX as text: accents (``{\\"o}``: ö), ``\\emph{..}`` and ``\\textbf{..}`` as their
     words, braces dropped, ``$...$`` math kept as written; white space made single spaces."""
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    logging.getLogger("pylatexenc").setLevel(logging.ERROR)  # its parse warnings: not ours
+    if not _MARKUP.search(value):  # no macro, math, ligature or tie: only braces to drop
+        return " ".join(value.replace("{", "").replace("}", "").split())
     try:
-        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(value)
+        text = _latex().latex_to_text(value)
     except Exception:  # pylatexenc is tolerant; an input it still fails on is read as written
         text = value
     return " ".join(text.split())
+
+
+@functools.cache
+def _latex() -> Any:
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    logging.getLogger("pylatexenc").setLevel(logging.ERROR)  # its parse warnings: not ours
+    return LatexNodes2Text(math_mode="verbatim")
 
 
 # --- writing tags back -------------------------------------------------------------------------
