@@ -25,7 +25,6 @@ _NAME = re.compile(r"[^\s=,{}()\"#]+")
 _BARE = re.compile(r"[^\s,#{}()\"]+")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
-_LATEX_SPECIAL = re.compile(r"([&%#$_])")
 _MARKUP = re.compile(r"[\\$~%]|--|``|''")  # what pylatexenc reads otherwise than as written
 
 
@@ -240,9 +239,10 @@ def with_tags(text: str, tags: list[str], prefix: str) -> str:
 
 
 def _bibtex_word(tag: str) -> str:
-    """A tag as one keyword: no separator or brace in it, LaTeX's special characters escaped."""
-    tag = re.sub(r"[,;{}\\]", " ", tag)
-    return " ".join(_LATEX_SPECIAL.sub(r"\\\1", tag).split())
+    """A tag as one keyword, as it is (``rl.offline``, ``Offline RL``, ``Attention & transformer
+    architectures``: BibTeX reads ``_`` and ``&`` in a braced value as they are, and managers
+    show them so), but that a separator, brace or backslash in it becomes a space."""
+    return " ".join(re.sub(r"[,;{}\\]", " ", tag).split())
 
 
 def _without_prefixed(inner: str, prefix: str) -> str:

@@ -187,6 +187,26 @@ def is_csl_json(text: str) -> bool:
     return isinstance(first.get("issued"), dict) or "container-title" in first or named
 
 
+OUTPUT_FORMATS = ("jsonl", "parquet", *LIBRARY_FORMATS)  # what `tagger tag` writes
+_OUTPUT_OF_SUFFIX = {".parquet": "parquet", ".bib": "bibtex", ".bibtex": "bibtex", ".ris": "ris"}
+
+
+def output_format(name: str | Path | None, given: str | None = None) -> str:
+    """The format `tagger tag` writes to the output called ``name`` (None or "-": stdout):
+    ``given``, else by the name (``.parquet``: Parquet, ``.bib``: BibTeX, ``.ris``: RIS), else
+    JSON Lines. CSL JSON is only ever given: a ``.json`` output has always been JSON Lines."""
+    if given is not None:
+        if given not in OUTPUT_FORMATS:
+            raise ValueError(
+                f"The 'output_format' parameter must be one of {', '.join(OUTPUT_FORMATS)}. "
+                f"Got {given!r} instead."
+            )
+        return given
+    if name is None or is_stdio(name):
+        return "jsonl"
+    return _OUTPUT_OF_SUFFIX.get(PurePath(name).suffix.lower(), "jsonl")
+
+
 def is_library(format: str | None) -> bool:
     """Whether ``format`` is a reference manager's, into which tags can be written back."""
     return format in LIBRARY_FORMATS

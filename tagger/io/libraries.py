@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..config import KEYWORD_PREFIX, TAG_LABELS
-from ..errors import InputError, InputNotice, TaggerError
+from ..errors import STDIN_NAME, InputError, InputNotice, TaggerError
 from ..records import Paper, TaggedPaper
 from . import bibtex, csljson, ris
 from .blocks import Block
-from .formats import LIBRARY_FORMATS
+from .files import is_stdio, open_input
+from .formats import BOM, LIBRARY_FORMATS, detect_format, is_library
 
 LIBRARY_FIELD = "library"
 MAX_LIBRARY_BYTES = 512 * 2**20  # a library is read whole; the biggest real ones are tens of MB
@@ -199,6 +201,57 @@ def write_back(
         )
 
 
+def read_source(source: str | Path, stdin: bytes | None = None) -> bytes:
+    """The bytes of an input (gzip read through), whole; "-": ``stdin``, read before."""
+    if is_stdio(source) and stdin is not None:
+        return stdin
+    return _read_head(source, MAX_LIBRARY_BYTES + 1, whole=True)
+
+
+def _read_head(source: str | Path, size: int, *, whole: bool = False) -> bytes:
+    stream, name = open_input(source)
+    try:
+        data = stream.read(size)
+    finally:
+        if not is_stdio(source):
+            stream.close()
+    if whole and len(data) >= size:
+        raise InputError(
+            f"a library is read whole, and this one is over {MAX_LIBRARY_BYTES // 2**20} MB: "
+            "split it",
+            source=name,
+        )
+    return data
+
+
+def check_write_back(
+    sources: list[str], format: str, given: str | None, stdin: bytes | None = None
+) -> None:
+    """Refuse, before anything is read for tagging, to write ``sources`` back as a ``format``
+    library unless each is a library of that format (by ``given``, the input format, else by
+    its name and content), and a CSL JSON library one alone (two arrays are no file)."""
+    for source in sources:
+        name = STDIN_NAME if is_stdio(source) else str(source)
+        file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
+        if is_stdio(source) and stdin is not None:
+            head = stdin[: 1 << 16]
+        else:
+            head = _read_head(source, 1 << 16)
+        found = given or detect_format(file_name, head.removeprefix(BOM))
+        if found != format:
+            what = f"a {found} library" if is_library(found) else f"{found or 'no'} papers"
+            raise TaggerError(
+                f"{name} holds {what}, not a {format} library: --output-format {format} writes "
+                f"{format} libraries back with their tags. Tag it to JSONL, and write the papers "
+                f"as {format} entries with `tagger filter TAGGED --output-format {format}`"
+            )
+    if format == "csl-json" and len(sources) > 1:
+        raise TaggerError(
+            "--output-format csl-json writes one library back, and two CSL JSON arrays make no "
+            "one file: tag one at a time"
+        )
+
+
 class LibraryWriter:
     """Collects what writing a library back needs of each tagged paper (its ``library`` field
     and its tags, not the paper), then writes the libraries whole on :meth:`close`."""
@@ -218,9 +271,11 @@ class LibraryWriter:
         self.results.append((library, tag_words(record, self.labels)))
         self.count += 1
 
-    def render(self, sources: Iterable[tuple[str, bytes]]) -> bytes:
-        """The libraries written back, as one file's bytes."""
-        return b"".join(write_back(sources, self.format, self.results))
+    def render(self, sources: Iterable[str | Path], stdin: bytes | None = None) -> bytes:
+        """The libraries ``sources`` (read again; "-": ``stdin``) written back, as one file's
+        bytes."""
+        read = ((str(source), read_source(source, stdin)) for source in sources)
+        return b"".join(write_back(read, self.format, self.results))
 
 
 # --- a selection's entries ---------------------------------------------------------------------
