@@ -87,10 +87,11 @@ def library_records(
         bad = _first_bad_byte(data)
         line = data.count(b"\n", 0, bad) + 1
         yield InputNotice(
-            f"not UTF-8 (byte 0x{data[bad]:02X} on line {line}): read "
+            f"not UTF-8 (byte 0x{data[bad]:02X}): read "
             f"as {'Windows-1252' if encoding == 'cp1252' else 'Latin-1'}; a library written back "
             "keeps its bytes as they are",
             source=source,
+            line=line,
             warning=True,
         )
     for block in blocks:
