@@ -40,15 +40,15 @@ def blocks(text: str) -> list[Block]:
     strings: dict[str, str] = {}  # a macro's name (lower case) -> its @string block's text
     first_line: dict[str, int] = {}  # a key -> the line of the entry that has it first
     found: list[Block] = []
-    cursor = 0
+    cursor, line_of = 0, _Lines(text)
     for block in library.blocks:
         raw = block.raw or ""
         start = text.find(raw, cursor) if raw else -1
         if start < 0:
             continue  # no text of its own (cannot be: bibtexparser cuts raw from the file)
         if start > cursor:
-            found.append(Block(text[cursor:start], _line(text, cursor)))
-        line = _line(text, start)
+            found.append(Block(text[cursor:start], line_of(cursor)))
+        line = line_of(start)
         cursor = start + len(raw)
         if isinstance(block, model.String):
             strings[block.key.lower()] = raw
@@ -69,12 +69,23 @@ def blocks(text: str) -> list[Block]:
         else:  # @comment, @preamble, text between entries
             found.append(Block(raw, line))
     if cursor < len(text):
-        found.append(Block(text[cursor:], _line(text, cursor)))
+        found.append(Block(text[cursor:], line_of(cursor)))
     return found
 
 
-def _line(text: str, position: int) -> int:
-    return text.count("\n", 0, position) + 1
+class _Lines:
+    """The line a position of ``text`` is on, counted on from the last position asked about
+    (positions come in order): a file is counted through once, not once per block."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def __call__(self, position: int) -> int:
+        if position < self.position:
+            self.position, self.line = 0, 1
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
 
 
 def _key_of(raw: str) -> str | None:

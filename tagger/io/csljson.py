@@ -31,6 +31,7 @@ def blocks(text: str) -> list[Block]:
     (``[``, commas, white space, ``]``). An item that is no object is an entry with a problem;
     a file that is no JSON array raises :class:`NotCsl`, with the line where it goes wrong."""
     found: list[Block] = []
+    line_of = _Lines(text)
     position = _skip(text, 1 if text.startswith("\ufeff") else 0)
     if not text.startswith("[", position):
         raise NotCsl("expected a JSON array of CSL items (a file that starts with '[')", 1)
@@ -41,8 +42,8 @@ def blocks(text: str) -> list[Block]:
             item, end = _DECODER.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise NotCsl(f"invalid JSON: {exc.msg} at column {exc.colno}", exc.lineno) from None
-        found.append(Block(text[cursor:position], _line(text, cursor)))
-        line = _line(text, position)
+        found.append(Block(text[cursor:position], line_of(cursor)))
+        line = line_of(position)
         raw = text[position:end]
         if not isinstance(item, dict):
             found.append(Block(raw, line, problem="the item is no JSON object"))
@@ -59,10 +60,10 @@ def blocks(text: str) -> list[Block]:
         if text.startswith(",", position):
             position = _skip(text, position + 1)
         elif position < len(text) and text[position] != "]":
-            raise NotCsl("invalid JSON: expected ',' or ']' after an item", _line(text, position))
+            raise NotCsl("invalid JSON: expected ',' or ']' after an item", line_of(position))
     if not text.startswith("]", position):
-        raise NotCsl("invalid JSON: the array is not closed with ']'", _line(text, position))
-    found.append(Block(text[cursor:], _line(text, cursor)))
+        raise NotCsl("invalid JSON: the array is not closed with ']'", line_of(position))
+    found.append(Block(text[cursor:], line_of(cursor)))
     return found
 
 
@@ -72,8 +73,19 @@ def _skip(text: str, position: int) -> int:
     return position
 
 
-def _line(text: str, position: int) -> int:
-    return text.count("\n", 0, position) + 1
+class _Lines:
+    """The line a position of ``text`` is on, counted on from the last position asked about
+    (positions come in order): a file is counted through once, not once per block."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def __call__(self, position: int) -> int:
+        if position < self.position:
+            self.position, self.line = 0, 1
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
 
 
 def paper_fields(fields: dict[str, Any], prefix: str) -> dict[str, Any]:

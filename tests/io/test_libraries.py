@@ -384,4 +384,4 @@ def test_a_10_mb_library_is_read_and_written_back(tmp_path):
     data = path.read_bytes()
     out = b"".join(write_back([("big.bib", data)], "bibtex", [(p.library, []) for p in papers]))
     assert out == data
-    assert read < 120  # measured: about 15 s on one core
+    assert read < 60  # measured: 8.7 s here (2 cores shared)
