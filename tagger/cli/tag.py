@@ -22,7 +22,7 @@ from ..config import (
     TaggerConfig,
 )
 from ..io.files import is_stdio
-from ..io.formats import FORMATS, LIBRARY_FORMATS, OUTPUT_FORMATS
+from ..io.formats import FORMATS, LIBRARY_FORMATS, OUTPUT_FORMATS, output_format
 from ..records import FIRST_YEAR, LAST_YEAR
 from .options import (
     errors_option,
@@ -115,7 +115,8 @@ def _check_run(ctx: click.Context) -> None:
             raise click.UsageError(f"{option} is for a run on a cluster: give --cluster too", ctx)
     if ctx.params["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue", ctx)
-    written = ctx.params["output_format"]
+    given_format = ctx.params["output_format"]
+    written = output_format(output, None if given_format == "auto" else given_format)
     if written in LIBRARY_FORMATS and ctx.params["resume"]:
         raise click.UsageError(
             f"--resume continues JSONL output; a {written} library is written whole at the end: "
