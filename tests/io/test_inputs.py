@@ -90,10 +90,10 @@ def test_a_directory_reads_the_paper_files_in_it_and_says_so(examples):
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines()[0] == (
         "Note: examples is a directory: reading the papers of "
-        "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt "
-        "(not README.md, iclr-areas.yaml, overlay.yaml, tagged/)"
+        "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt, "
+        "library.bib (not README.md, iclr-areas.yaml, overlay.yaml, tagged/)"
     )
-    assert result.stderr.splitlines()[-1] == "tagged 50 papers to out.jsonl"  # 19 + 12 + 19
+    assert result.stderr.splitlines()[-1] == "tagged 53 papers to out.jsonl"  # 19 + 12 + 19 + 3
 
 
 def test_the_glob_of_a_folder_stops_at_its_readme_not_at_its_subdirectory(examples):
