@@ -30,7 +30,7 @@ from .options import (
     **example(
         "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
         'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --output-format titles',
-        "tagger filter tagged.jsonl --area rl --output-format bibtex > rl.bib",
+        "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --output-format bibtex",
     ),
 )
 @tagged_argument

@@ -135,7 +135,7 @@ def _check_run(ctx: click.Context) -> None:
     cls=_Launcher,
     **example(
         "tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
-        "tagger tag references.bib -o references.tagged.bib",
+        "tagger tag examples/library.bib --output-format bibtex",
     ),
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
