@@ -18,6 +18,7 @@ from .options import (
     incomplete_option,
     note,
     renamed_option,
+    tag_labels_option,
     tagged_argument,
     tagged_lines,
     tagged_taxonomy_option,
@@ -29,6 +30,7 @@ from .options import (
     **example(
         "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --area llm.agents",
         'tagger filter tagged.jsonl --where "rl and not llm" --venue ICML --output-format titles',
+        "tagger filter examples/tagged/icml2025-abstracts.jsonl --area rl --output-format bibtex",
     ),
 )
 @tagged_argument
@@ -60,12 +62,20 @@ from .options import (
     type=click.Choice(FORMATS),
     default=FILTER_FORMAT,
     show_default=True,
-    help="What to print for each paper kept.",
+    help="What to print for each paper kept. bibtex, ris, csl-json: a library of them, each "
+    "paper read from one exactly as it was there (its @string macros first), with its areas in "
+    "its tag field (keywords, KW, keyword) as tagger:ID; any other as a minimal entry.",
 )
+@tag_labels_option
 @tagged_taxonomy_option
 @incomplete_option
 def filter_(
-    tagged: str, output_format: str, taxonomy_path: Path | None, incomplete: bool, **criteria: Any
+    tagged: str,
+    output_format: str,
+    tag_labels: str,
+    taxonomy_path: Path | None,
+    incomplete: bool,
+    **criteria: Any,
 ) -> None:
     """Keep the tagged papers in some research areas. FILE is tagged output, or - for stdin.
 
@@ -91,7 +101,7 @@ def filter_(
                 kept += 1
                 yield line
 
-    for output in format_selected(selected(), output_format):
+    for output in format_selected(selected(), output_format, labels=tag_labels):
         sys.stdout.buffer.write(output)
     sys.stdout.flush()
     if not kept:  # an empty stdout should not leave the reader guessing whether anything ran

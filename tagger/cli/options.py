@@ -161,6 +161,21 @@ def output_option(help: str, *, directory: bool = False) -> Decorator:
     return click.option("-o", "--output", type=kind, help=help)
 
 
+def tag_labels_option(function: Any) -> Any:
+    """--tag-labels: the tags written into a library (tag --output-format bibtex, filter
+    --output-format bibtex) by area id or by name."""
+    from ..config import TAG_LABELS
+
+    return click.option(
+        "--tag-labels",
+        type=click.Choice(["ids", "names"]),
+        default=TAG_LABELS,
+        show_default=True,
+        help="Write tags into a library (bibtex, ris, csl-json) as area ids (tagger:rl.offline) "
+        "or names (tagger:Offline RL).",
+    )(function)
+
+
 def workers_option(help: str, default: int | None = None) -> Decorator:
     return click.option(
         "-w",

@@ -13,9 +13,16 @@ from typing import Any
 
 import click
 
-from ..config import INPUT_FORMAT, PART_FORMAT, PARTITION_SIZE, TAG_WORKERS, TaggerConfig
+from ..config import (
+    INPUT_FORMAT,
+    OUTPUT_FORMAT,
+    PART_FORMAT,
+    PARTITION_SIZE,
+    TAG_WORKERS,
+    TaggerConfig,
+)
 from ..io.files import is_stdio
-from ..io.formats import FORMATS
+from ..io.formats import FORMATS, LIBRARY_FORMATS, OUTPUT_FORMATS, output_format
 from ..records import FIRST_YEAR, LAST_YEAR
 from .options import (
     errors_option,
@@ -26,6 +33,7 @@ from .options import (
     progress_option,
     renamed_option,
     settings_options,
+    tag_labels_option,
     taxonomy_option,
     top_option,
     warning,
@@ -95,12 +103,28 @@ def _check_run(ctx: click.Context) -> None:
                 raise click.UsageError(why, ctx)
         if "-" in inputs:
             raise click.UsageError("--cluster reads files (or globs), not stdin", ctx)
+        if ctx.params["output_format"] not in ("auto", "jsonl", "parquet"):
+            raise click.UsageError(
+                "--cluster writes part files (--part-format); write a library back with a "
+                "local run, or with `tagger filter` from the parts",
+                ctx,
+            )
         return
     for name, option in CLUSTER.items():
         if given(name, ctx):
             raise click.UsageError(f"{option} is for a run on a cluster: give --cluster too", ctx)
     if ctx.params["resume"] and (output is None or is_stdio(output)):
         raise click.UsageError("--resume needs -o FILE: the output of the run to continue", ctx)
+    given_format = ctx.params["output_format"]
+    written = output_format(output, None if given_format == "auto" else given_format)
+    if written in LIBRARY_FORMATS and ctx.params["resume"]:
+        raise click.UsageError(
+            f"--resume continues JSONL output; a {written} library is written whole at the end: "
+            "run it again",
+            ctx,
+        )
+    if written == "parquet" and (output is None or is_stdio(output)):
+        raise click.UsageError("--output-format parquet needs -o FILE: Parquet is no stream", ctx)
     if output is not None and output.is_dir():
         raise click.UsageError(
             f"-o {output} is a directory: name a file (or tag with --cluster)", ctx
@@ -108,7 +132,11 @@ def _check_run(ctx: click.Context) -> None:
 
 
 @click.command(
-    cls=_Launcher, **example("tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl")
+    cls=_Launcher,
+    **example(
+        "tagger tag examples/icml2025-abstracts.txt -o tagged.jsonl",
+        "tagger tag examples/library.bib --output-format bibtex",
+    ),
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @output_option(
@@ -116,6 +144,17 @@ def _check_run(ctx: click.Context) -> None:
     "--cluster, a directory.",
     directory=True,
 )
+@click.option(
+    "--output-format",
+    type=click.Choice(["auto", *OUTPUT_FORMATS]),
+    default=OUTPUT_FORMAT,
+    show_default=True,
+    help="auto: by -o's name (.parquet: Parquet; .bib: BibTeX; .ris: RIS), else JSONL. bibtex, "
+    "ris or csl-json write each input library back whole, as it was, with each tagged entry's "
+    "areas (those tagger lists) in the field the manager reads (keywords, KW, keyword) as "
+    "tagger:ID; the user's keywords are kept, tagger's earlier ones replaced.",
+)
+@tag_labels_option
 @renamed_option(
     "--input-format",
     "input_format",
@@ -196,8 +235,9 @@ def tag(
 ) -> None:
     """Tag papers: one JSONL line per input paper, in input order.
 
-    INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet), a directory (the
-    paper files in it, by name), or - for stdin; a file that is none of these formats by name
+    INPUT is a paper file (paper-list text, JSONL, JSON array, CSV or Parquet, or a library:
+    BibTeX .bib, RIS .ris, CSL JSON), a directory (the paper files in it, by name), or - for
+    stdin; a file that is none of these formats by name
     and content (README.md, a taxonomy) is refused unless --input-format names one. Records
     that cannot be read are reported on stderr (and in --errors FILE) and the run goes on; the
     exit code is then 1. Output is written line by line: after a crash or Ctrl-C, the same
@@ -207,7 +247,9 @@ def tag(
 
     tagger = Tagger.from_taxonomy(taxonomy_path, config)
     format = None if input_format == "auto" else input_format
+    written = run.pop("output_format")
     if cluster is None:
+        run["output_format"] = None if written == "auto" else written
         summary = _here(tagger, inputs, output, format=format, progress=progress, **run)
     else:  # -o names the directory of the parts
         from ..runs.cluster import tag_on_cluster

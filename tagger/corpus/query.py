@@ -16,15 +16,17 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from ..config import FILTER_FORMAT, FILTER_MIN_SCORE
+from ..config import FILTER_FORMAT, FILTER_MIN_SCORE, TAG_LABELS
 from ..errors import TaggerError
 from ..io.display import printable
+from ..io.formats import LIBRARY_FORMATS, is_library
+from ..io.libraries import library_entries
 from ..records import TaggedPaper
 
 if TYPE_CHECKING:
     from ..io.tagged import TaggedLine
 
-FORMATS = ("jsonl", "csv", "ids", "titles")
+FORMATS = ("jsonl", "csv", "ids", "titles", *LIBRARY_FORMATS)
 
 Predicate = Callable[[set[str]], bool]
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|([A-Za-z0-9_.-]+))")
@@ -53,11 +55,18 @@ def filter_tagged(
     return (record for record in records if keep(record))
 
 
-def format_selected(lines: Iterable[TaggedLine], format: str = FILTER_FORMAT) -> Iterator[bytes]:
+def format_selected(
+    lines: Iterable[TaggedLine], format: str = FILTER_FORMAT, *, labels: str = TAG_LABELS
+) -> Iterator[bytes]:
     """Tagged lines (a selection of them) as output lines in ``format``: ``jsonl``, each line as
     it was; ``csv`` (RFC 4180), a header then id, title, venue, year, tags and types (facet
-    tags), ids joined by ';'; ``ids``, one a line; or ``titles`` (an untitled paper shows the
-    first 100 characters of its abstract), one a line with control characters escaped."""
+    tags), ids joined by ';'; ``ids``, one a line; ``titles`` (an untitled paper shows the
+    first 100 characters of its abstract), one a line with control characters escaped; or a
+    library, ``bibtex``, ``ris`` or ``csl-json``, each paper an entry with its tags by
+    ``labels`` (ids or names: io.libraries.library_entries)."""
+    if is_library(format):
+        yield from library_entries((line.record for line in lines), format, labels)
+        return
     if format == "csv":
         yield _csv_row(["id", "title", "venue", "year", "tags", "types"])
     for line in lines:

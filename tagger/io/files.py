@@ -399,10 +399,7 @@ def lines_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterator[bytes
     a lone CR all end a line. A line longer than MAX_LINE_BYTES is an InputError, so that
     ``/dev/zero`` or a file with no line ends cannot fill the memory. An iterable of byte
     strings is read as it comes, its pieces split at their line ends."""
-    if hasattr(stream, "read"):
-        chunks: Iterable[bytes] = iter(lambda: _read_chunk(stream, source), b"")
-    else:
-        chunks = stream
+    chunks = chunks_of(stream, source)
     parts: list[bytes] = []  # of the line being read
     size = number = 0
     after_cr = False  # the last chunk ended in '\r': a '\n' first in this one belongs to it
@@ -426,6 +423,14 @@ def lines_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterator[bytes
                 )
     if parts:
         yield b"".join(parts)
+
+
+def chunks_of(stream: IO[bytes] | Iterable[bytes], source: str) -> Iterable[bytes]:
+    """The bytes of a binary stream as they come, in chunks (an iterable of byte strings as it
+    is): what :func:`lines_of` splits, and a library's reader (io.libraries) reads whole."""
+    if hasattr(stream, "read"):
+        return iter(lambda: _read_chunk(stream, source), b"")
+    return stream
 
 
 def _read_chunk(stream: Any, source: str) -> bytes:

@@ -1,9 +1,15 @@
 """Which format a file of papers is in: by its name, else by its first bytes; and which files are
 no papers at all (a README, a taxonomy beside the papers a glob caught). The readers
-(io.readers), tagged output (io.tagged) and the cluster's planner all ask here."""
+(io.readers), tagged output (io.tagged), the library writer (io.libraries) and the cluster's
+planner all ask here.
+
+A reference manager's library is a file of papers too: BibTeX (``.bib``), RIS (``.ris``) and
+CSL JSON (Zotero's, Mendeley's and pandoc's JSON export: a ``.json`` array told from a plain
+array of papers by its content, :func:`is_csl_json`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path, PurePath
 
@@ -12,7 +18,8 @@ import orjson
 from ..records import FIELD_ALIASES
 from .files import is_stdio, reads_once
 
-FORMATS = ("text", "jsonl", "json", "csv", "parquet")
+FORMATS = ("text", "jsonl", "json", "csv", "parquet", "bibtex", "ris", "csl-json")
+LIBRARY_FORMATS = ("bibtex", "ris", "csl-json")  # a reference manager's: tags can go back in
 BOM = b"\xef\xbb\xbf"
 PARQUET_MAGIC = b"PAR1"
 _FORMAT_OF_SUFFIX = {
@@ -23,11 +30,68 @@ _FORMAT_OF_SUFFIX = {
     ".tsv": "csv",
     ".txt": "text",
     ".parquet": "parquet",
+    ".bib": "bibtex",
+    ".bibtex": "bibtex",
+    ".ris": "ris",
 }
 PAPER_SUFFIXES = tuple(_FORMAT_OF_SUFFIX)  # a file named so holds papers (gzipped: .jsonl.gz)
 _ABSTRACT_NAMES = frozenset(name.lower() for name in FIELD_ALIASES["abstract"])
+_DECODER = json.JSONDecoder()
 _JSON_ARRAY_START = re.compile(r"\[\s*(?:[\[{\]\"]|$)")
 _JSON_OBJECT_START = re.compile(r"\{\s*(?:[\"}]|$)")
+# BibTeX: an entry (@article{, @string(, ...) first, after blank lines and '%' comment lines
+_BIBTEX_START = re.compile(r"(?:%[^\n]*\n|\s)*@[A-Za-z]+\s*[{(]")
+_RIS_START = re.compile(r"TY  - ")  # RIS: a record's first tag, after blank lines
+# The item types of CSL 1.0.2 (citationstyles.org/schema): a CSL JSON item's "type" is one
+_CSL_TYPES = frozenset(
+    [
+        "article",
+        "article-journal",
+        "article-magazine",
+        "article-newspaper",
+        "bill",
+        "book",
+        "broadcast",
+        "chapter",
+        "classic",
+        "collection",
+        "dataset",
+        "document",
+        "entry",
+        "entry-dictionary",
+        "entry-encyclopedia",
+        "event",
+        "figure",
+        "graphic",
+        "hearing",
+        "interview",
+        "legal_case",
+        "legislation",
+        "manuscript",
+        "map",
+        "motion_picture",
+        "musical_score",
+        "pamphlet",
+        "paper-conference",
+        "patent",
+        "performance",
+        "periodical",
+        "personal_communication",
+        "post",
+        "post-weblog",
+        "regulation",
+        "report",
+        "review",
+        "review-book",
+        "software",
+        "song",
+        "speech",
+        "standard",
+        "thesis",
+        "treaty",
+        "webpage",
+    ]
+)
 
 
 def is_parquet(source: str | Path) -> bool:
@@ -49,22 +113,31 @@ def detect_format(name: str, head: bytes) -> str | None:
     if it holds no papers.
 
     The extension decides, except that a ``.json`` file whose first line is a whole JSON
-    object holds JSON Lines. Without a known extension: ``[`` is a JSON array, ``{`` JSON
-    Lines, a first line naming an abstract column CSV, anything else paper-list text if the
-    name has no extension (``papers``, stdin), and no papers if it has another one
-    (``README.md``, ``overlay.yaml``): a glob that caught them must not tag their paragraphs.
+    object holds JSON Lines, and one whose first element is a CSL item (:func:`is_csl_json`)
+    CSL JSON. Without a known extension: ``[`` is a JSON array (CSL JSON if its first element
+    is a CSL item), ``{`` JSON Lines, ``@article{`` (or any ``@type{``/``@type(``, after blank
+    and ``%`` comment lines) BibTeX, ``TY  - `` RIS, a first line naming an abstract column
+    CSV, anything else paper-list text if the name has no extension (``papers``, stdin), and
+    no papers if it has another one (``README.md``, ``overlay.yaml``): a glob that caught them
+    must not tag their paragraphs.
     """
     suffix = PurePath(name).suffix.lower()
     text = head.removeprefix(BOM).decode("utf-8", "replace").lstrip()
     first_line = text.split("\n", 1)[0]
     if suffix == ".json" and _is_json_object(first_line):
         return "jsonl"
+    if suffix == ".json" and is_csl_json(text):
+        return "csl-json"
     if suffix in _FORMAT_OF_SUFFIX:
         return _FORMAT_OF_SUFFIX[suffix]
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
     if _JSON_ARRAY_START.match(text):
-        return "json"
+        return "csl-json" if is_csl_json(text) else "json"
+    if _BIBTEX_START.match(text):
+        return "bibtex"
+    if _RIS_START.match(text):
+        return "ris"
     if _JSON_OBJECT_START.match(text):
         return "jsonl"
     if _names_abstract_column(first_line):
@@ -78,9 +151,9 @@ def not_papers(name: str) -> str:
     suffix = PurePath(name).suffix
     return (
         f"not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
-        ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like "
-        "one; leave it out, or give --input-format to read it as papers (--input-format text "
-        "for a paper list)"
+        ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet, BibTeX .bib, RIS .ris), nor "
+        "does its start look like one; leave it out, or give --input-format to read it as "
+        "papers (--input-format text for a paper list)"
     )
 
 
@@ -88,6 +161,55 @@ def is_paper_file(path: Path) -> bool:
     """Whether ``path`` is named like a file of papers (gzipped or not)."""
     name = path.name.lower().removesuffix(".gz")
     return PurePath(name).suffix in PAPER_SUFFIXES
+
+
+def is_csl_json(text: str) -> bool:
+    """Whether ``text`` (a file's start, a few KB may do) is CSL JSON rather than a plain JSON
+    array of papers: a JSON array whose first element is an object with a CSL item ``type``
+    (``article-journal``, ``paper-conference``, ...; :data:`_CSL_TYPES`) and a CSL field no
+    paper of tagger's own formats has: ``issued`` (an object: ``{"date-parts": ...}``),
+    ``container-title``, or ``author`` as a list of name objects (``{"family", "given"}`` or
+    ``{"literal"}``). A plain array may have ``type`` ("poster") or ``author`` (a string), not
+    these together; one that means to be read as plain JSON is, with --input-format json."""
+    text = text.removeprefix("\ufeff").lstrip()
+    if not text.startswith("["):
+        return False
+    try:
+        first, _ = _DECODER.raw_decode(text, len(text) - len(text[1:].lstrip()))
+    except ValueError:  # the first element is cut off by the head's end, or no JSON
+        return False
+    if not isinstance(first, dict) or first.get("type") not in _CSL_TYPES:
+        return False
+    authors = first.get("author")
+    named = isinstance(authors, list) and any(
+        isinstance(a, dict) and ({"family", "given", "literal"} & a.keys()) for a in authors
+    )
+    return isinstance(first.get("issued"), dict) or "container-title" in first or named
+
+
+OUTPUT_FORMATS = ("jsonl", "parquet", *LIBRARY_FORMATS)  # what `tagger tag` writes
+_OUTPUT_OF_SUFFIX = {".parquet": "parquet", ".bib": "bibtex", ".bibtex": "bibtex", ".ris": "ris"}
+
+
+def output_format(name: str | Path | None, given: str | None = None) -> str:
+    """The format `tagger tag` writes to the output called ``name`` (None or "-": stdout):
+    ``given``, else by the name (``.parquet``: Parquet, ``.bib``: BibTeX, ``.ris``: RIS), else
+    JSON Lines. CSL JSON is only ever given: a ``.json`` output has always been JSON Lines."""
+    if given is not None:
+        if given not in OUTPUT_FORMATS:
+            raise ValueError(
+                f"The 'output_format' parameter must be one of {', '.join(OUTPUT_FORMATS)}. "
+                f"Got {given!r} instead."
+            )
+        return given
+    if name is None or is_stdio(name):
+        return "jsonl"
+    return _OUTPUT_OF_SUFFIX.get(PurePath(name).suffix.lower(), "jsonl")
+
+
+def is_library(format: str | None) -> bool:
+    """Whether ``format`` is a reference manager's, into which tags can be written back."""
+    return format in LIBRARY_FORMATS
 
 
 def _is_json_object(line: str) -> bool:

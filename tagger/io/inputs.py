@@ -70,9 +70,11 @@ def read_inputs(
     format: str | None = None,
     venue: str | None = None,
     year: int | None = None,
+    stdin: bytes | None = None,
 ) -> Iterator[Paper | InputError | InputNotice]:
     """The records of ``sources`` in order, notices among them (io.readers.iter_records, which
-    takes ``format``, ``venue`` and ``year``).
+    takes ``format``, ``venue`` and ``year``). ``stdin``: the bytes of standard input, read
+    before (a library written back reads its input twice), to read for "-".
 
     Each file that can be read twice is opened now and closed again (io.readers.check_records),
     so that a missing file, or one that holds no papers, raises InputError before anything is
@@ -86,7 +88,12 @@ def read_inputs(
     for source in sources:
         if not reads_once(source):
             check_records(source, format=format)
-    return (item for source in sources for item in _records_of(source, format, given))
+    spooled = {"stdin": [stdin]} if stdin is not None else {}
+    return (
+        item
+        for source in sources
+        for item in _records_of(source, format, given | (spooled if is_stdio(source) else {}))
+    )
 
 
 def _records_of(source: str | Path, format: str | None, given: dict[str, Any]) -> Iterator[Any]:

@@ -1,5 +1,5 @@
-"""Read papers from paper-list text, JSON Lines, a JSON array, CSV/TSV or Parquet; from a file
-or stdin (all but Parquet).
+"""Read papers from paper-list text, JSON Lines, a JSON array, CSV/TSV, Parquet or a reference
+manager's library (BibTeX, RIS, CSL JSON: io.libraries); from a file or stdin (all but Parquet).
 
 ``iter_records`` yields one ``Paper`` or ``InputError`` per record, in input order, so one bad
 record does not stop a run; ``read_papers`` raises the first error instead. Problems with the
@@ -22,16 +22,18 @@ from pydantic import ValidationError
 
 from ..errors import STDIN_NAME, InputError, InputNotice
 from ..records import CONTROL, FIELD_ALIASES, FIRST_YEAR, LAST_YEAR, MAX_ABSTRACT_CHARS, Paper
-from .files import is_stdio, lines_of, open_input, reads_once
+from .files import chunks_of, is_stdio, lines_of, open_input, reads_once
 from .formats import (
     BOM,
     FORMATS,
     csv_delimiter,
     detect_format,
+    is_library,
     is_parquet,
     not_papers,
 )
 from .jsonl import parse_json
+from .libraries import MAX_LIBRARY_BYTES, library_records
 from .paperlist import paper_list
 from .parquet import Unkeepable, open_parquet, parquet_batches, plain, plain_rows, too_big
 from .tagged import is_tagged_object, tagged_from_object
@@ -83,11 +85,11 @@ def iter_records(
     if stdin is not None and reads_once(source):
         name = STDIN_NAME if is_stdio(source) else str(source)
         file_name = "" if is_stdio(source) else Path(source).name.removesuffix(".gz")
-        records = _read_stream(lines_of(stdin, name), name, file_name, format, given)
+        records = _read_stream(_Chunks(stdin, name), name, file_name, format, given)
     else:
         stream, name, file_name = _open_papers(source, format)
-        lines = lines_of(stream, name)
-        records = _closing(stream, _read_stream(lines, name, file_name, format, given))
+        chunks = _Chunks(stream, name)
+        records = _closing(stream, _read_stream(chunks, name, file_name, format, given))
     return records if notices else (r for r in records if not isinstance(r, InputNotice))
 
 
@@ -202,10 +204,36 @@ def _closing(stream: IO[bytes], records: Iterator[Paper | InputError]):
             stream.close()
 
 
+class _Chunks:
+    """A stream's bytes in chunks (io.files.chunks_of), which keeps those it has given: its
+    lines are read to tell its format, and a library, whose bytes must be read as they are
+    (CRLF line ends and all), is then read whole from the start (:meth:`whole`)."""
+
+    def __init__(self, stream: IO[bytes] | Iterable[bytes], source: str) -> None:
+        self._chunks = iter(chunks_of(stream, source))
+        self.given: list[bytes] = []
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self.given.append(chunk)
+            yield chunk
+
+    def whole(self, limit: int) -> bytes:
+        """Every byte of the stream, those given and the rest; at most ``limit`` more than
+        that, so that an endless one stops."""
+        size = sum(map(len, self.given))
+        for chunk in self._chunks:
+            self.given.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+        return b"".join(self.given)
+
+
 def _read_stream(
-    stream: Iterable[bytes], source: str, name: str, format: str | None, given: dict[str, Any]
+    chunks: _Chunks, source: str, name: str, format: str | None, given: dict[str, Any]
 ) -> Iterator[Paper | InputError | InputNotice]:
-    lines = _raw_lines(stream)
+    lines = _raw_lines(lines_of(chunks, source))
     head = _head(lines)
     if head and (head[0].startswith(_UTF16BOMS) or _looks_utf16(b"".join(head))):
         raise InputError("the file is UTF-16; save it as UTF-8", source=source)
@@ -213,7 +241,9 @@ def _read_stream(
     if chosen is None:
         raise InputError(not_papers(name), source=source)
     lines = itertools.chain(head, lines)
-    if chosen == "text":
+    if is_library(chosen):
+        yield from _read_library(chunks.whole(MAX_LIBRARY_BYTES), source, chosen, given)
+    elif chosen == "text":
         yield from _read_text(lines, source, given)
     elif chosen == "jsonl":
         yield from _read_jsonl(lines, source, given)
@@ -253,11 +283,17 @@ def _looks_utf16(head: bytes) -> bool:
 
 
 def _head(lines: Iterator[bytes]) -> list[bytes]:
-    """Lines up to and including the first that is not blank: enough to tell the format."""
-    head = []
+    """Lines up to and including the first that is not blank: enough to tell the format; but
+    for the start of a JSON array (CSL JSON or not: its first item tells) or a ``%`` comment
+    line (before a BibTeX entry), lines up to 64 KB."""
+    head, size = [], 0
     for line in lines:
         head.append(line)
-        if line.strip():
+        size += len(line)
+        start = head[0].lstrip() if len(head) == 1 else b"".join(head).lstrip()
+        if line.strip() and not start.startswith((b"[", b"%", BOM + b"[", BOM + b"%")):
+            break
+        if size > 1 << 16:
             break
     return head
 
@@ -376,6 +412,20 @@ def _read_text(
         else:
             fields = {"abstract": entry.text, "venue": entry.venue, "year": entry.year}
             yield _paper(fields, source, given, line=entry.line)
+
+
+# --- reference managers' libraries: BibTeX, RIS, CSL JSON (io.libraries) ---------------------
+
+
+def _read_library(
+    data: bytes, source: str, format: str, given: dict[str, Any]
+) -> Iterator[Paper | InputError | InputNotice]:
+    for item in library_records(data, source, format):
+        if isinstance(item, (InputError, InputNotice)):
+            yield item
+        else:
+            line, fields = item
+            yield _paper(fields, source, given, line=line)
 
 
 # --- JSON Lines and JSON -----------------------------------------------------------------------

@@ -19,12 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import RETAG_WORKERS, TAG_WORKERS, TaggerConfig, tagger_version, usable_cores
+from ..config import (
+    RETAG_WORKERS,
+    TAG_LABELS,
+    TAG_WORKERS,
+    TaggerConfig,
+    tagger_version,
+    usable_cores,
+)
 from ..errors import InputError, InputNotice, TaggerError
 from ..io.display import progress_bar
-from ..io.files import STDIO, check_outputs, is_stdio, open_output
+from ..io.files import STDIO, check_outputs, is_stdio, open_output, write_atomic
+from ..io.formats import is_library
+from ..io.formats import output_format as output_format_of
 from ..io.inputs import count_papers, paper_inputs, read_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
+from ..io.libraries import LibraryWriter, check_write_back, read_source
 from ..io.parquet import ParquetWriter
 from ..io.tagged import (
     TaggedLine,
@@ -86,12 +96,20 @@ def tag_files(
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
     note: Callable[[str], None] | None = None,
+    output_format: str | None = None,
+    tag_labels: str = TAG_LABELS,
 ) -> RunSummary:
     """Tag every paper of ``inputs`` (paths, a directory for the files of papers in it, or "-"
     for stdin) into ``output`` (a path, "-" or a
     binary stream such as ``sys.stdout.buffer``): one JSONL line per paper, in input order; a
     path ending in ``.parquet`` gets one Parquet row per paper (io.parquet.parquet_schema), written
     whole at the end.
+
+    ``output_format`` (by default from the output's name: io.formats.output_format) may be a
+    library format, ``bibtex``, ``ris`` or ``csl-json``: then the inputs, each a library of
+    that format, are written back whole at the end, every entry and everything between them as
+    it was, but each tagged entry's tag field, which holds its area tags (``tag_labels``: their
+    ids or names) after ``tagger:`` (io.libraries); stdin is read first, then tagged.
 
     A record that cannot be read is passed to ``warn`` (default: a :class:`RunWarning`) and, with
     ``errors``, written there as JSONL (source, line, record, id, reason); the run goes on. So
@@ -120,8 +138,20 @@ def tag_files(
     stdout = STDIO if output is sys.stdout.buffer else None
     outputs = {"the output": path or stdout, "the errors report": errors}
     check_outputs(outputs, [*given, *inputs], inside=warn)
+    written = output_format_of(None if path is None else path, output_format)
+    library, stdin = None, None
+    if is_library(written):
+        if resume:
+            raise TaggerError(
+                f"--resume continues JSONL output; a {written} library is written whole at the "
+                "end of a run: run it again"
+            )
+        if any(is_stdio(source) for source in inputs):
+            stdin = read_source("-")  # read twice: for its papers, then written back
+        check_write_back(inputs, written, format, stdin)
+        library = LibraryWriter(written, tag_labels)
     # every input checked now (a missing file fails before the models load), then read in turn
-    records = read_inputs(inputs, format=format, venue=venue, year=year)
+    records = read_inputs(inputs, format=format, venue=venue, year=year, stdin=stdin)
     workers = _usable_workers(
         1 if workers is None and tagger.reader.embedder_given else workers, warn
     )
@@ -130,13 +160,13 @@ def tag_files(
         note(unfitted)  # once, here: workers say nothing
     summary = RunSummary(output=str(path) if path else None, errors=str(errors) if errors else None)
 
-    if _is_parquet(path) and resume:
+    if written == "parquet" and resume:
         raise TaggerError(
             "--resume continues JSONL output; a Parquet file is written whole at the end of a "
             "run: run it again"
         )
     with contextlib.ExitStack() as stack:
-        stream = _output_stream(stack, output, path, append=resume)
+        stream = _output_stream(stack, output, path, append=resume, whole=written != "jsonl")
         resumed = _Resume(path, tagger.provenance) if resume else None
         summary.resumed = resumed.count if resumed else 0
         report = stack.enter_context(_closing(open_output(errors))) if errors else None
@@ -145,8 +175,41 @@ def tag_files(
         if progress:
             total = count_papers(inputs, format=format)
             results = progress_bar(results, total=total, initial=summary.resumed)
-        _write(results, path, stream, summary)
+        if library is None:
+            _write(results, path, stream, summary, parquet=written == "parquet")
+        else:
+            _write_library(results, library, inputs, stdin, path, stream, summary)
     return summary
+
+
+def _write_library(
+    results: Iterable[TaggedPaper],
+    library: LibraryWriter,
+    inputs: Sequence[str | Path],
+    stdin: bytes | None,
+    path: Path | None,
+    stream: IO[bytes] | None,
+    summary: RunSummary,
+) -> None:
+    """Write the libraries back, whole, once every paper is tagged: to ``path`` in one step
+    (io.files.write_atomic), or to ``stream``."""
+    for tagged in results:
+        library.write(tagged)
+    summary.tagged = library.count
+    data = library.render(inputs, stdin)
+    try:
+        if path is not None:
+            write_atomic(path, data)
+        elif stream is not None:
+            stream.write(data)
+            stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise TaggerError(
+            f"cannot write {path or 'the output'}: {exc.strerror or exc}; nothing is written, "
+            "fix this and run the command again"
+        ) from None
 
 
 def retag_files(
@@ -322,18 +385,22 @@ def _but_model(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_parquet(path: Path | None) -> bool:
-    return path is not None and path.suffix.lower() == ".parquet"
+    return path is not None and output_format_of(path) == "parquet"
 
 
 def _output_stream(
-    stack: contextlib.ExitStack, output: Any, path: Path | None, append: bool = False
+    stack: contextlib.ExitStack,
+    output: Any,
+    path: Path | None,
+    append: bool = False,
+    whole: bool = False,
 ) -> IO[bytes] | None:
     """Where JSONL lines go: the stream given, or the file at ``path``, opened now (so that an
-    earlier run's output never passes for this one's); None for Parquet, which _write writes
-    whole at the end."""
+    earlier run's output never passes for this one's); None for an output written ``whole`` at
+    the end (Parquet, a library)."""
     if path is None:
         return output  # a stream: stdout, or one the caller opened
-    if _is_parquet(path):
+    if whole:
         return None
     return stack.enter_context(_closing(open_output(path, append=append)))
 
@@ -345,10 +412,12 @@ def _write(
     summary: RunSummary,
     *,
     resumable: bool = True,
+    parquet: bool | None = None,
 ) -> None:
     """Write the results: JSONL lines to ``stream``, or a Parquet file at ``path`` (written
-    whole at the end); a failed write says how many lines are complete, and how to go on."""
-    parquet = _is_parquet(path)
+    whole at the end; by default if its name ends in ``.parquet``); a failed write says how
+    many lines are complete, and how to go on."""
+    parquet = _is_parquet(path) if parquet is None else parquet
     writer = ParquetWriter(path) if parquet else JsonlWriter(stream)
     try:
         for tagged in results:

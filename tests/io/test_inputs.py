@@ -45,9 +45,9 @@ def test_missing_file_or_directory_is_a_clear_error(tmp_path, make):
 
 NOT_PAPERS = (
     "not a file of papers: {suffix!r} is no paper format (paper-list text .txt, JSON Lines "
-    ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet), nor does its start look like one; "
-    "leave it out, or give --input-format to read it as papers (--input-format text for a "
-    "paper list)"
+    ".jsonl, JSON .json, CSV .csv or .tsv, Parquet .parquet, BibTeX .bib, RIS .ris), nor does its "
+    "start look like one; leave it out, or give --input-format to read it as papers "
+    "(--input-format text for a paper list)"
 )
 
 
@@ -90,10 +90,10 @@ def test_a_directory_reads_the_paper_files_in_it_and_says_so(examples):
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines()[0] == (
         "Note: examples is a directory: reading the papers of "
-        "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt "
-        "(not README.md, iclr-areas.yaml, overlay.yaml, tagged/)"
+        "iclr2025-abstracts-zh-header.txt, iclr2025-sample.jsonl, icml2025-abstracts.txt, "
+        "library.bib (not README.md, iclr-areas.yaml, overlay.yaml, tagged/)"
     )
-    assert result.stderr.splitlines()[-1] == "tagged 50 papers to out.jsonl"  # 19 + 12 + 19
+    assert result.stderr.splitlines()[-1] == "tagged 53 papers to out.jsonl"  # 19 + 12 + 19 + 3
 
 
 def test_the_glob_of_a_folder_stops_at_its_readme_not_at_its_subdirectory(examples):

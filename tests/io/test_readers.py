@@ -629,7 +629,7 @@ def test_unknown_format(tmp_path: Path) -> None:
         InputError, match=r"unknown format 'xml'; choose one of text, jsonl, json, csv, parquet"
     ):
         iter_records(path, format="xml")
-    assert FORMATS == ("text", "jsonl", "json", "csv", "parquet")
+    assert FORMATS == ("text", "jsonl", "json", "csv", "parquet", "bibtex", "ris", "csl-json")
 
 
 # --- file-level problems -------------------------------------------------------------------------

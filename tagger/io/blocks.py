@@ -1,0 +1,33 @@
+"""A reference manager's library cut into blocks: what each format's reader (io.bibtex, io.ris,
+io.csljson) hands io.libraries, which reads papers from the entries and writes tags back.
+
+The blocks of a file, joined, are the file, character for character: an entry, and everything
+between entries (comments, ``@string`` macros, JabRef's groups, blank lines, an entry that cannot
+be read), each in its place. Writing a library back is joining its blocks with the tagged
+entries' tag field changed, so nothing else can change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of a library, as written in it.
+
+    ``fields`` are an entry's fields as read (LaTeX and all, macros expanded); None for what is
+    no entry, or an entry that cannot be read, whose ``problem`` then says why. ``key`` is an
+    entry's key (BibTeX's citation key, RIS's ID, CSL's id), when it has one."""
+
+    text: str
+    line: int  # 1-based, where the block starts
+    key: str | None = None
+    fields: dict[str, Any] | None = None
+    problem: str | None = None
+    uses: tuple[str, ...] = ()  # the text of the blocks it needs (BibTeX's @string macros)
+
+    @property
+    def is_entry(self) -> bool:
+        """Whether the block is an entry (read or not), rather than what lies between them."""
+        return self.fields is not None or self.problem is not None
