@@ -15,6 +15,7 @@ import pytest
 from tagger.io import bibtex
 
 from .conftest import DATA, MINI, run
+from .io.test_libraries import parsed
 
 LIBRARY = """% my reading list
 @string{jmlr = "Journal of Machine Learning Research"}
@@ -199,6 +200,8 @@ def test_a_real_zotero_library_is_tagged_with_the_default_model_and_round_trips(
     before = library.read_text(encoding="utf-8")
     after = out.read_text(encoding="utf-8")
     assert entries_without_tags(after) == entries_without_tags(before)  # 507 in, 507 out
+    read_by_bibtexparser = parsed(out.read_bytes(), "bibtex", tags=None)
+    assert read_by_bibtexparser == parsed(library.read_bytes(), "bibtex", tags=None)
     assert len(entries_without_tags(after)) == 507
     assert after.count("tagger:") > 400
     run("tag", out, "-o", again)
