@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Paper
-from .blocks import Block
+from .blocks import Block, LineOf
 
 _ENTRY_HEAD = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()]*)")
 _NAME = re.compile(r"[^\s=,{}()\"#]+")
@@ -40,7 +40,7 @@ def blocks(text: str) -> list[Block]:
     strings: dict[str, str] = {}  # a macro's name (lower case) -> its @string block's text
     first_line: dict[str, int] = {}  # a key -> the line of the entry that has it first
     found: list[Block] = []
-    cursor, line_of = 0, _Lines(text)
+    cursor, line_of = 0, LineOf(text)
     for block in library.blocks:
         raw = block.raw or ""
         start = text.find(raw, cursor) if raw else -1
@@ -71,21 +71,6 @@ def blocks(text: str) -> list[Block]:
     if cursor < len(text):
         found.append(Block(text[cursor:], line_of(cursor)))
     return found
-
-
-class _Lines:
-    """The line a position of ``text`` is on, counted on from the last position asked about
-    (positions come in order): a file is counted through once, not once per block."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.position, self.line = text, 0, 1
-
-    def __call__(self, position: int) -> int:
-        if position < self.position:
-            self.position, self.line = 0, 1
-        self.line += self.text.count("\n", self.position, position)
-        self.position = position
-        return self.line
 
 
 def _key_of(raw: str) -> str | None:

@@ -31,3 +31,19 @@ class Block:
     def is_entry(self) -> bool:
         """Whether the block is an entry (read or not), rather than what lies between them."""
         return self.fields is not None or self.problem is not None
+
+
+class LineOf:
+    """The line a position of ``text`` is on, counted on from the last position asked about
+    (positions come in order, as a reader cuts blocks): a file is counted through once, not once
+    per block."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def __call__(self, position: int) -> int:
+        if position < self.position:
+            self.position, self.line = 0, 1
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..records import Paper
-from .blocks import Block
+from .blocks import Block, LineOf
 
 _DECODER = json.JSONDecoder()
 _SPACE = " \t\r\n"
@@ -31,7 +31,7 @@ def blocks(text: str) -> list[Block]:
     (``[``, commas, white space, ``]``). An item that is no object is an entry with a problem;
     a file that is no JSON array raises :class:`NotCsl`, with the line where it goes wrong."""
     found: list[Block] = []
-    line_of = _Lines(text)
+    line_of = LineOf(text)
     position = _skip(text, 1 if text.startswith("\ufeff") else 0)
     if not text.startswith("[", position):
         raise NotCsl("expected a JSON array of CSL items (a file that starts with '[')", 1)
@@ -71,21 +71,6 @@ def _skip(text: str, position: int) -> int:
     while position < len(text) and text[position] in _SPACE:
         position += 1
     return position
-
-
-class _Lines:
-    """The line a position of ``text`` is on, counted on from the last position asked about
-    (positions come in order): a file is counted through once, not once per block."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.position, self.line = text, 0, 1
-
-    def __call__(self, position: int) -> int:
-        if position < self.position:
-            self.position, self.line = 0, 1
-        self.line += self.text.count("\n", self.position, position)
-        self.position = position
-        return self.line
 
 
 def paper_fields(fields: dict[str, Any], prefix: str) -> dict[str, Any]:
