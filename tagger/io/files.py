@@ -605,8 +605,21 @@ def write_atomic(
     ``temporary`` names the temporary file, for a writer that holds the file's lock
     (:func:`lock_beside`): one name, so that one a kill left is overwritten by the next write,
     or removed by the next writer (:func:`temporary_beside`). Without it the name is the
-    process's and thread's own."""
+    process's and thread's own.
+
+    A symlink is written through: its target is replaced and the link kept. What is no regular
+    file (a device such as ``/dev/stdout`` or ``/dev/null``, a FIFO) is written into as it
+    is, not replaced: there is no file to swap, and a rename would put a file where the
+    device was."""
     path = Path(path)
+    try:
+        found = os.stat(path)  # through a symlink
+    except OSError:
+        found = None
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        return _write_through(path, data)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     if temporary is None:
         temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -631,6 +644,16 @@ def write_atomic(
         finally:
             os.close(directory)
     return status
+
+
+def _write_through(path: Path, data: bytes) -> os.stat_result:
+    """Write ``data`` into what ``path`` opens (a device, a FIFO), as a plain open does."""
+    with open(path, "wb") as stream:
+        stream.write(data)
+        stream.flush()
+        with contextlib.suppress(OSError):  # a device or a pipe may not sync
+            os.fsync(stream.fileno())
+        return os.fstat(stream.fileno())
 
 
 def temporary_beside(path: str | Path) -> Path:

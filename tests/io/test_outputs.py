@@ -232,6 +232,51 @@ def test_a_full_disk_on_stdout_is_one_error(tmp_path, command):
         assert "--resume" not in errors[0] and "-o FILE" in errors[0]
 
 
+def test_a_file_written_whole_through_a_symlink_or_into_a_fifo_keeps_them(tmp_path):
+    """io.files.write_atomic replaces a symlink's target, not the link; what is no regular file
+    (a FIFO here; /dev/stdout, /dev/null) is written into, never renamed over."""
+    import stat
+    import threading
+
+    from tagger.io.files import write_atomic
+
+    target, link = tmp_path / "target.bib", tmp_path / "link.bib"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    write_atomic(link, b"new\n")
+    assert link.is_symlink() and target.read_bytes() == b"new\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, b"through\n")
+    reader.join(10)
+    assert got == [b"through\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.bib", "target.bib"]
+
+
+@pytest.mark.models
+def test_a_library_written_to_dev_stdout_goes_to_stdout(tmp_path):
+    """`tagger tag LIB -o /dev/stdout`: the library reaches stdout (a file here), and
+    /dev/stdout stays what it was."""
+    library = tmp_path / "lib.bib"
+    library.write_text(
+        "@article{a,\n  title = {T},\n  abstract = {" + ABSTRACTS[0] + "}\n}\n", encoding="utf-8"
+    )
+    out = tmp_path / "out.bib"
+    before = os.lstat("/dev/stdout")
+    with out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "tagger", "tag", str(library), "-o", "/dev/stdout",
+             "--output-format", "bibtex", *MINI],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8").count("tagger:") >= 1
+    assert os.lstat("/dev/stdout").st_mode == before.st_mode
+
+
 def test_a_file_replaced_whole_keeps_its_mode(tmp_path):
     """io.files.write_atomic: the new file has the old one's mode (a private file stays so),
     a new one the umask's; the temporary file is the one named, and none is left."""
