@@ -132,6 +132,20 @@ def test_resume_is_refused_for_a_library(tmp_path):
     )
 
 
+@pytest.mark.parametrize("args", [["-o", "out.bib"], ["-o", "parts", "--output-format", "ris"]])
+def test_a_cluster_run_refuses_a_library_output_by_name_or_by_format(tmp_path, args):
+    lib = tmp_path / "lib.bib"
+    lib.write_text(LIBRARY)
+    out = [str(tmp_path / a) if a in ("out.bib", "parts") else a for a in args]
+    result = run("tag", lib, *out, "--cluster", "local", *MINI)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: --cluster writes part files (--part-format); write a library back with a local "
+        "run, or with `tagger filter` from the parts"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lib.bib"]
+
+
 def tagged_library(tmp_path):
     """LIBRARY tagged to JSONL, and a paper from a JSON Lines file after it."""
     lib, other = tmp_path / "refs.bib", tmp_path / "more.jsonl"

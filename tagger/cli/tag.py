@@ -22,7 +22,7 @@ from ..config import (
     TaggerConfig,
 )
 from ..io.files import is_stdio
-from ..io.formats import FORMATS, LIBRARY_FORMATS, OUTPUT_FORMATS, output_format
+from ..io.formats import FORMATS, LIBRARY_FORMATS, OUTPUT_FORMATS, is_library, output_format
 from ..records import FIRST_YEAR, LAST_YEAR
 from .options import (
     errors_option,
@@ -103,7 +103,8 @@ def _check_run(ctx: click.Context) -> None:
                 raise click.UsageError(why, ctx)
         if "-" in inputs:
             raise click.UsageError("--cluster reads files (or globs), not stdin", ctx)
-        if ctx.params["output_format"] not in ("auto", "jsonl", "parquet"):
+        given_format = ctx.params["output_format"]
+        if is_library(output_format(output, None if given_format == "auto" else given_format)):
             raise click.UsageError(
                 "--cluster writes part files (--part-format); write a library back with a "
                 "local run, or with `tagger filter` from the parts",
