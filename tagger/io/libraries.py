@@ -94,6 +94,12 @@ def library_records(
             line=line,
             warning=True,
         )
+    if not any(block.is_entry for block in blocks):
+        yield InputNotice(
+            f"no entry found in it: nothing to tag (is it a {_NAMES[format]} file?)",
+            source=source,
+            warning=True,
+        )
     for block in blocks:
         if not block.is_entry:
             continue
@@ -125,6 +131,7 @@ def library_records(
         yield block.line, fields | {LIBRARY_FIELD: library}
 
 
+_NAMES = {"bibtex": "BibTeX", "ris": "RIS", "csl-json": "CSL JSON"}
 _ABSTRACT_FIELD = {"bibtex": "abstract = {...}", "ris": "an AB line", "csl-json": '"abstract"'}
 
 

@@ -11,10 +11,14 @@ from ..records import Paper
 from .blocks import Block
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
-_START = re.compile(r"\s*TY  -")
+_START = re.compile(r"\ufeff?\s*TY  -")  # a BOM may open the file
 _END = re.compile(r"ER  -")
 _KEYWORD = re.compile(r"KW  - ?(.*?)\r?\n?$")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_STRAY = (
+    "lines outside any record (a record runs from a 'TY  - ' line to an 'ER  - ' line, each tag "
+    "two capitals, two spaces, a hyphen and a space): they are not read"
+)
 
 
 def blocks(text: str) -> list[Block]:
@@ -32,7 +36,12 @@ def blocks(text: str) -> list[Block]:
         if not _START.match(lines[index]):
             while index < len(lines) and not _START.match(lines[index]):
                 index += 1
-            found.append(Block("".join(lines[start:index]), start + 1))
+            between = "".join(lines[start:index])
+            stray = next((k for k in range(start, index) if lines[k].strip("\ufeff \t\r\n")), None)
+            if stray is None:
+                found.append(Block(between, start + 1))
+            else:  # text outside any record: said, and written back as it is
+                found.append(Block(between, stray + 1, problem=_STRAY))
             continue
         index += 1
         while index < len(lines) and not (_END.match(lines[index]) or _START.match(lines[index])):
@@ -44,7 +53,7 @@ def blocks(text: str) -> list[Block]:
             found.append(Block(raw, start + 1, problem="the record has no 'ER  - ' line ending it"))
             continue
         try:
-            (fields,) = rispy.loads(raw.replace("\r\n", "\n").lstrip())
+            (fields,) = rispy.loads(raw.replace("\r\n", "\n").lstrip("\ufeff \t\r\n"))
         except Exception as exc:  # rispy raises plain exceptions on what it cannot read
             found.append(Block(raw, start + 1, problem=f"it cannot be read by rispy: {exc}"))
             continue

@@ -224,6 +224,20 @@ NOT_WRITTEN = "it is not tagged, and written back as it is"
             f"line 6: entry 'r': the ID 'r' is used before at line 1; {NOT_WRITTEN}",
         ),
         (
+            "tabs.ris",  # a tab where RIS has two spaces: no record starts
+            "TY\t- JOUR\nAB\t- A\nER\t- \n",
+            "line 1: an entry: lines outside any record (a record runs from a 'TY  - ' line to an "
+            "'ER  - ' line, each tag two capitals, two spaces, a hyphen and a space): they are not "
+            f"read; {NOT_WRITTEN}",
+        ),
+        (
+            "no-start.ris",
+            "TY  - JOUR\nAB  - A\nER  - \nAB  - B\nER  - \n",
+            "line 4: an entry: lines outside any record (a record runs from a 'TY  - ' line to an "
+            "'ER  - ' line, each tag two capitals, two spaces, a hyphen and a space): they are not "
+            f"read; {NOT_WRITTEN}",
+        ),
+        (
             "not-an-item.json",
             '[{"id": "a", "type": "book", "issued": {"date-parts": [[2020]]}, "abstract": "A"},'
             "\n 3]",
@@ -240,6 +254,28 @@ def test_an_entry_that_is_no_paper_is_reported_with_its_line_and_key(
     assert errors == [f"{path} {expected}"]
     # nothing lost: the bad entry, and all else, written back as it was
     assert written_back(path, detect_format(name, text.encode()), tags=[]) == path.read_bytes()
+
+
+def test_a_ris_file_that_opens_with_a_byte_order_mark_is_read_and_keeps_it(tmp_path):
+    path = tmp_path / "bom.ris"
+    path.write_bytes(b"\xef\xbb\xbfTY  - JOUR\r\nID  - r1\r\nAB  - A paper.\r\nER  - \r\n")
+    (paper,) = papers_of(path)
+    assert (paper.id, paper.abstract) == ("r1", "A paper.")
+    out = written_back(path, "ris")
+    assert out.startswith(b"\xef\xbb\xbfTY  - JOUR\r\n") and out.count(b"KW  - tagger:") == 2
+    assert written_back(path, "ris", tags=[], data=out) == path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("empty.bib", b""), ("random.bib", b"no entries, only words\n"), ("blank.ris", b"\n\n")],
+)
+def test_a_library_with_no_entry_says_so(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    said = [str(r) for r in records(path) if isinstance(r, (InputError, InputNotice))]
+    kind = "BibTeX" if name.endswith(".bib") else "RIS"
+    assert said[0] == f"{path}: no entry found in it: nothing to tag (is it a {kind} file?)"
 
 
 def test_a_csl_json_file_that_is_no_array_says_where(tmp_path):
