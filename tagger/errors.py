@@ -5,7 +5,8 @@ from __future__ import annotations
 STDIN_NAME = "<stdin>"  # how messages name standard input
 # What a command stopped by Ctrl-C ("Interrupted") or SIGTERM ("Terminated") says, once.
 STOPPED = (
-    "{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` continues a run."
+    "{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` continues a run "
+    "(a Parquet file or a library is written whole at the end: none was)."
 )
 
 

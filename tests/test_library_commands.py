@@ -146,6 +146,19 @@ def test_a_cluster_run_refuses_a_library_output_by_name_or_by_format(tmp_path, a
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lib.bib"]
 
 
+def test_a_library_written_into_the_directory_it_is_read_from_is_refused(tmp_path):
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    (folder / "lib.bib").write_text(LIBRARY)
+    result = run("tag", folder, "-o", folder / "tagged.bib", *MINI)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: the output {folder / 'tagged.bib'} lies inside the input directory {folder}: "
+        "writing there would change what is read; choose a file outside it"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["lib.bib"]
+
+
 def tagged_library(tmp_path):
     """LIBRARY tagged to JSONL, and a paper from a JSON Lines file after it."""
     lib, other = tmp_path / "refs.bib", tmp_path / "more.jsonl"
@@ -192,6 +205,33 @@ def test_filter_writes_a_bib_that_bibtex_and_bibtexparser_read(tmp_path):
     assert "error message" not in done.stdout
     bbl = (tmp_path / "doc.bbl").read_text()
     assert all(f"\\bibitem{{{key}}}" in bbl for key in keys)
+
+
+def test_filter_says_which_paper_has_a_library_field_it_cannot_write(tmp_path):
+    tagged = tagged_library(tmp_path)
+    lines = tagged.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["paper"]["library"]["uses"] = [1, 2]  # a hand edit
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    result = run("filter", edited, "--output-format", "bibtex", *MINI)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "Error: paper 'marl2021': its 'library' field cannot be written back (its fields are "
+        "not those tagger writes): was it edited? Tag the library again"
+    )
+
+
+def test_filter_writes_one_encoding_whatever_the_libraries(tmp_path):
+    latin = tmp_path / "latin.bib"
+    latin.write_bytes(
+        "@article{m, title={Graphen f\xfcr Molek\xfcle}, abstract={Graph neural networks "
+        "(GNNs) with message passing for molecules.}}\n".encode("latin-1")
+    )
+    tagged = tmp_path / "latin.jsonl"
+    run("tag", latin, "-o", tagged, *MINI)
+    out = run("filter", tagged, "--output-format", "bibtex", *MINI).stdout_bytes
+    assert "Graphen für Moleküle".encode() in out
 
 
 def test_filter_writes_ris_and_csl_json(tmp_path):

@@ -157,17 +157,29 @@ def tag_words(record: TaggedPaper, labels: str = TAG_LABELS) -> list[str]:
     return [tag.id if labels == "ids" else tag.name for tag in record.tags]
 
 
-def library_of(paper: Paper) -> dict[str, Any] | None:
-    """The ``library`` field of a paper read from a library, if it has a well-formed one."""
+def library_of(paper: Paper, *, strict: bool = False) -> dict[str, Any] | None:
+    """The ``library`` field of a paper read from a library, if it has a well-formed one; with
+    ``strict``, TaggerError if it has one tagger did not write (a hand edit)."""
     library = (paper.model_extra or {}).get(LIBRARY_FIELD)
     if (
         isinstance(library, dict)
         and library.get("format") in LIBRARY_FORMATS
         and isinstance(library.get("entry"), str)
-        and library.get("encoding") in ("utf-8", "cp1252", "latin-1")
+        and library.get("encoding") in _ENCODINGS
+        and isinstance(library.get("key"), (str, type(None)))
+        and all(isinstance(macro, str) for macro in library.get("uses") or [])
     ):
         return library
+    if strict and library is not None:
+        raise TaggerError(_not_ours(paper, "its fields are not those tagger writes"))
     return None
+
+
+def _not_ours(paper: Paper, why: str) -> str:
+    return (
+        f"paper {paper.id!r}: its {LIBRARY_FIELD!r} field cannot be written back ({why}): was it "
+        "edited? Tag the library again"
+    )
 
 
 def retagged_entry(library: dict[str, Any], tags: list[str]) -> str:
@@ -187,9 +199,17 @@ def write_back(
     was tagged)."""
     pending = iter(results)
     result = next(pending, None)
+    first: tuple[str, str] | None = None  # the first library's name and encoding
+    ended = True  # whether what was written so far ends a line
     for name, data in sources:
         blocks, encoding = read_blocks(data, name, format)
-        out: list[str] = []
+        if first is not None and encoding != first[1]:
+            raise TaggerError(
+                f"{name} is {_ENCODINGS[encoding]} and {first[0]} {_ENCODINGS[first[1]]}: one "
+                "file cannot hold both; write them back one at a time (or save both as UTF-8)"
+            )
+        first = first or (name, encoding)
+        out: list[str] = [] if ended else ["\n"]  # a library never runs on from the last line
         for block in blocks:
             if (
                 result is not None
@@ -201,12 +221,29 @@ def write_back(
                 result = next(pending, None)
             else:
                 out.append(block.text)
-        yield "".join(out).encode(encoding)
+        text = "".join(out)
+        yield _encoded(text, encoding, name)
+        ended = not text or text.endswith("\n")
     if result is not None:
         raise TaggerError(
             f"entry {result[0].get('key')!r} (line {result[0].get('line')}) is not where it was "
             "read: did the library change while it was tagged? Nothing is written; run again"
         )
+
+
+_ENCODINGS = {"utf-8": "UTF-8", "cp1252": "Windows-1252", "latin-1": "Latin-1"}
+
+
+def _encoded(text: str, encoding: str, name: str) -> bytes:
+    """A library's text in its encoding; TaggerError if a tag has a character it lacks."""
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise TaggerError(
+            f"{name} is {_ENCODINGS[encoding]}, which has no {exc.object[exc.start]!r} for a tag "
+            "written into it: write tags by id (--tag-labels ids), or save the library as UTF-8; "
+            "nothing is written"
+        ) from None
 
 
 def read_source(source: str | Path, stdin: bytes | None = None) -> bytes:
@@ -305,11 +342,14 @@ def library_entries(
     first = True
     for record in records:
         tags = tag_words(record, labels)
-        library = library_of(record.paper)
+        library = library_of(record.paper, strict=True)
         if library is not None and library["format"] == format:
             keys.add(str(library.get("key")))
-            encoding = library["encoding"]
-            text = retagged_entry(library, tags)
+            encoding = "utf-8"  # one file, one encoding, whatever the libraries' were
+            try:
+                text = retagged_entry(library, tags)
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise TaggerError(_not_ours(record.paper, str(exc) or type(exc).__name__)) from None
             if format == "bibtex":
                 uses = [m for m in library.get("uses") or [] if isinstance(m, str)]
                 for macro in uses:

@@ -137,8 +137,9 @@ def tag_files(
         raise ValueError("resume=True needs an output file: the output of the run to continue")
     stdout = STDIO if output is sys.stdout.buffer else None
     outputs = {"the output": path or stdout, "the errors report": errors}
-    check_outputs(outputs, [*given, *inputs], inside=warn)
     written = output_format_of(None if path is None else path, output_format)
+    # a library written into a directory of papers is read with them next time: refused
+    check_outputs(outputs, [*given, *inputs], inside=None if is_library(written) else warn)
     library, stdin = None, None
     if is_library(written):
         if resume:

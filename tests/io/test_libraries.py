@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tagger.errors import InputError, InputNotice
+from tagger.errors import InputError, InputNotice, TaggerError
 from tagger.io import bibtex, csljson, ris
 from tagger.io.formats import detect_format, output_format
 from tagger.io.libraries import read_blocks, write_back
@@ -300,6 +300,36 @@ def test_a_latin1_library_is_read_with_a_warning_and_written_back_in_its_bytes(t
     out = written_back(path, "bibtex")
     assert out == data.replace("}}", "}, keywords={tagger:rl, tagger:graph.gnn}}").encode("cp1252")
     assert written_back(path, "bibtex", tags=[], data=out) == path.read_bytes()
+
+
+def test_a_tag_a_librarys_encoding_cannot_hold_is_refused_and_nothing_written(tmp_path):
+    path = tmp_path / "latin1.bib"
+    path.write_bytes("@article{m, abstract={Graphen f\xfcr Molek\xfcle.}}\n".encode("latin-1"))
+    with pytest.raises(TaggerError) as caught:
+        written_back(path, "bibtex", tags=["Multi-agent RL \u2603"])
+    assert str(caught.value) == (
+        f"{path} is Windows-1252, which has no '\u2603' for a tag written into it: write tags by "
+        "id (--tag-labels ids), or save the library as UTF-8; nothing is written"
+    )
+
+
+def test_libraries_joined_in_one_file_share_an_encoding_and_never_run_on(tmp_path):
+    one = b"@misc{a, abstract={A}}\n% the end, with no line end"
+    two = b"@misc{b, abstract={B}}\n"
+    papers = [p for data in (one, two) for p in iter_records("-", stdin=[data], format="bibtex")]
+    results = [(p.library, []) for p in papers if hasattr(p, "library")]
+    out = b"".join(write_back([("one.bib", one), ("two.bib", two)], "bibtex", results))
+    assert out == one + b"\n" + two  # b is an entry still, not the comment's tail
+    latin = "@misc{c, abstract={Gr\xfcn}}\n".encode("latin-1")
+    read = [p for p in iter_records("-", stdin=[latin], format="bibtex") if hasattr(p, "library")]
+    with pytest.raises(TaggerError, match="two.bib is Windows-1252 and one.bib UTF-8: one file"):
+        b"".join(
+            write_back(
+                [("one.bib", one), ("two.bib", latin)],
+                "bibtex",
+                results[:1] + [(read[0].library, [])],
+            )
+        )
 
 
 # --- writing back --------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
     assert "Traceback" not in stderr and stderr.count("Interrupted.") == 1, stderr
     assert stderr.splitlines()[-1] == (
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run."
+        "continues a run (a Parquet file or a library is written whole at the end: none was)."
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(alive(w) for w in busy):
@@ -209,7 +209,7 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path, presses):
         "Note: tagging with the packaged taxonomy "
         + yaml.safe_load((ROOT / "taxonomy.yaml").read_text())["version"],
         "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run.",
+        "continues a run (a Parquet file or a library is written whole at the end: none was).",
     ], stderr
 
 
