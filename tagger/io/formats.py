@@ -178,6 +178,8 @@ def is_csl_json(text: str) -> bool:
         first, _ = _DECODER.raw_decode(text, len(text) - len(text[1:].lstrip()))
     except ValueError:  # the first element is cut off by the head's end, or no JSON
         return False
+    except RecursionError:  # nested too deeply to read: no CSL item
+        return False
     if not isinstance(first, dict) or first.get("type") not in _CSL_TYPES:
         return False
     authors = first.get("author")
