@@ -3,16 +3,20 @@ entry's fields into a paper's (LaTeX read as text by pylatexenc, math kept as wr
 entry's ``keywords`` field rewritten with tags, the rest of its text as it was.
 
 bibtexparser reads; its blocks keep their raw text, which is found in the file in order, so the
-blocks (and the text between them) join to the file. Only the rewriting of one field is done by
-hand (:func:`with_tags`): bibtexparser 2 writes a library from its model, not as it was written,
-and a re-formatted library is no round trip.
+blocks (and the text between them) join to the file. Two things are done by hand: a value read
+as BibTeX reads it (:func:`_joined`: bibtexparser 2 expands a value that is one macro, but
+leaves ``a # {b}`` as written), and the rewriting of one field (:func:`with_tags`): bibtexparser
+2 writes a library from its model, not as it was written, and a re-formatted library is no
+round trip.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,13 +35,20 @@ _MARKUP = re.compile(r"[\\$~%]|--|``|''")  # what pylatexenc reads otherwise tha
 def blocks(text: str) -> list[Block]:
     """The blocks of a BibTeX file, in order, joining to ``text``: entries (read, or with the
     problem that stops them being read: an unbalanced brace, a key used before, a field given
-    twice), and the rest (comments, ``@string``, ``@preamble``, ``@comment``, blank lines)."""
+    twice, in any case), and the rest (comments, ``@string``, ``@preamble``, ``@comment``, blank
+    lines); an ``@string`` that defines a macro again is a :class:`NoticeBlock`.
+
+    An entry's fields are read as BibTeX reads them (:func:`_joined`): the pieces of a value
+    joined by ``#`` joined, macros expanded (a macro BibTeX's styles define, ``jan``, as
+    written), the enclosing braces or quotes cut."""
     import bibtexparser
     from bibtexparser import model
 
-    logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # what fails is reported here
-    library = bibtexparser.parse_string(text)  # @string macros resolved, enclosing braces cut
-    strings: dict[str, str] = {}  # a macro's name (lower case) -> its @string block's text
+    with _silenced("bibtexparser"):  # what fails is reported here, with its line
+        library = bibtexparser.parse_string(text, parse_stack=[])  # values as written
+    strings: dict[str, str] = {}  # a macro's name (lower case) -> its value, as BibTeX reads it
+    needs: dict[str, tuple[str, ...]] = {}  # -> the text of its @string and those it uses
+    string_line: dict[str, int] = {}  # a macro's name (lower case) -> where it is first defined
     first_line: dict[str, int] = {}  # a key -> the line of the entry that has it first
     found: list[Block] = []
     cursor, line_of = 0, LineOf(text)
@@ -50,8 +61,19 @@ def blocks(text: str) -> list[Block]:
             found.append(Block(text[cursor:start], line_of(cursor)))
         line = line_of(start)
         cursor = start + len(raw)
+        if isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(
+            block.ignore_error_block, model.String
+        ):
+            block = block.ignore_error_block  # BibTeX reads a macro defined again: see below
         if isinstance(block, model.String):
-            strings[block.key.lower()] = raw
+            name = block.key.lower()
+            used: list[str] = []
+            strings[name] = _joined(block.value, strings, used)
+            needs[name] = (*_needed(used, needs), raw)
+            if name in string_line:
+                found.append(NoticeBlock(raw, line, notice=_again(block.key, string_line[name])))
+                continue
+            string_line[name] = line
             found.append(Block(raw, line))
         elif isinstance(block, model.DuplicateBlockKeyBlock):
             key = block.key
@@ -62,15 +84,100 @@ def blocks(text: str) -> list[Block]:
             found.append(Block(raw, line, _key_of(raw), problem=_failure(block)))
         elif isinstance(block, model.Entry):
             first_line.setdefault(block.key, line)
+            names = Counter(field.key.lower() for field in block.fields)
+            twice = sorted(name for name, count in names.items() if count > 1)
+            if twice:
+                problem = f"it gives a field twice ({', '.join(twice)}); keep one"
+                found.append(Block(raw, line, block.key, problem=problem))
+                continue
+            used = []
             fields = {"ENTRYTYPE": block.entry_type}
-            fields |= {field.key.lower(): field.value for field in block.fields}
-            uses = tuple(strings[name] for name in _macros(raw) if name in strings)
-            found.append(Block(raw, line, block.key, fields=fields, uses=uses))
+            fields |= {f.key.lower(): _joined(f.value, strings, used) for f in block.fields}
+            found.append(Block(raw, line, block.key, fields=fields, uses=_needed(used, needs)))
         else:  # @comment, @preamble, text between entries
             found.append(Block(raw, line))
     if cursor < len(text):
         found.append(Block(text[cursor:], line_of(cursor)))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeBlock(Block):
+    """A block that is no entry, written back as it is, with a warning about it: an ``@string``
+    that defines a macro again."""
+
+    notice: str = ""
+
+
+def _again(name: str, first: int) -> str:
+    return (
+        f"@string {name!r} is defined twice (first at line {first}): BibTeX reads the later "
+        "definition from here on; keep one"
+    )
+
+
+@contextlib.contextmanager
+def _silenced(name: str) -> Iterator[None]:
+    """The logger ``name`` and those under it silent meanwhile, whatever their levels and
+    handlers (bibtexparser logs each block it cannot read, with 0-based lines), and as they
+    were after."""
+    names = [n for n in list(logging.root.manager.loggerDict) if n.startswith(name + ".")]
+    loggers = [logging.getLogger(n) for n in (name, *names)]
+    were = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, was in zip(loggers, were, strict=True):
+            logger.disabled = was
+
+
+def _joined(value: str, strings: dict[str, str], used: list[str]) -> str:
+    """A field's value as written (``{kw1} # {, more} # kw``) as BibTeX reads it: each piece's
+    text (a braced or quoted piece's inside, a number as it is, a macro's value; a macro not
+    defined as written), joined. The macros it names are added to ``used``. A value that
+    cannot be cut into pieces is read as written."""
+    if "#" not in value:  # one piece (the fast way, for nearly every value)
+        return _piece(value, strings, used)
+    pieces = _pieces(value)
+    if pieces is None:
+        return value
+    return "".join(_piece(piece, strings, used) for piece in pieces)
+
+
+def _piece(piece: str, strings: dict[str, str], used: list[str]) -> str:
+    if piece[:1] == "{" and piece[-1:] == "}" or piece[:1] == '"' and piece[-1:] == '"':
+        return piece[1:-1]
+    if piece.isdigit():
+        return piece
+    name = piece.lower()
+    if name in strings:
+        used.append(name)
+        return strings[name]
+    return piece
+
+
+def _pieces(value: str) -> list[str] | None:
+    """The pieces of a value joined by ``#``, as written; None if it is no such value."""
+    pieces, position = [], 0
+    while True:
+        end = _piece_end(value, position)
+        if end is None:
+            return None
+        pieces.append(value[position:end])
+        position = _skip(value, end, " \t\r\n")
+        if position >= len(value):
+            return pieces
+        if value[position] != "#":
+            return None
+        position = _skip(value, position + 1, " \t\r\n")
+
+
+def _needed(used: list[str], needs: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The text of the @string blocks the macros ``used`` need, each once, each after those it
+    uses."""
+    return tuple(dict.fromkeys(text for name in used for text in needs[name]))
 
 
 def _key_of(raw: str) -> str | None:
@@ -199,17 +306,6 @@ def _piece_end(text: str, position: int) -> int | None:
     return bare.end() if bare else None
 
 
-def _macros(text: str) -> list[str]:
-    """The macro names (lower case) an entry's field values use: ``journal = jmlr``."""
-    names = []
-    for field in _fields(text):
-        for start, end in field.pieces:
-            piece = text[start:end]
-            if piece[:1] not in '{"' and not piece.isdigit():
-                names.append(piece.lower())
-    return names
-
-
 def with_tags(text: str, tags: list[str], prefix: str) -> str:
     """The entry ``text`` with ``tags`` in its ``keywords`` field, each as ``prefix`` + tag: the
     user's keywords kept as written, with their separator; the earlier ``prefix``-ed ones
@@ -223,22 +319,46 @@ def with_tags(text: str, tags: list[str], prefix: str) -> str:
     if field is None:
         return _add_field(text, fields, words) if words and fields else text
     value = text[field.value_start : field.value_end]
-    braced = value[:1] in '{"' and len(field.pieces) == 1
-    inner = value[1:-1] if braced else value
+    if len(field.pieces) > 1 or value[:1] not in '{"':
+        return _with_piece(text, field, words, prefix)
+    inner = value[1:-1]
     kept = _without_prefixed(inner, prefix)
     if not kept.strip() and not words:
         return _remove_field(text, fields, field)
     separator = _separator_of(inner)
     joined = separator.join([kept, *words]) if kept.strip() else separator.join(words)
-    new = f"{value[0]}{joined}{value[-1]}" if braced else "{" + joined + "}"
-    return text[: field.value_start] + new + text[field.value_end :]
+    return text[: field.value_start] + value[0] + joined + value[-1] + text[field.value_end :]
+
+
+def _with_piece(text: str, field: _Field, words: list[str], prefix: str) -> str:
+    """A ``keywords`` value of several pieces or a macro (``kw # {, more}``, ``kw``) with the
+    tags as one more piece, ``kw # {, tagger:a, tagger:b}``, joined as its pieces are: never
+    made one literal, which would change what BibTeX reads. A last piece of nothing but
+    ``prefix``-ed words is tagger's own, from before: it goes first."""
+    pieces = list(field.pieces)
+    start, end = pieces[-1]
+    last = text[start:end]
+    if len(pieces) > 1 and last[:1] in '{"':
+        found = [w.strip() for w in _SEPARATOR.split(last[1:-1]) if w.strip()]
+        if found and all(word.startswith(prefix) for word in found):
+            pieces.pop()
+    value_end = pieces[-1][1]
+    if not words:
+        return text[:value_end] + text[field.value_end :]
+    joiner = text[pieces[-2][1] : pieces[-1][0]] if len(pieces) > 1 else " # "
+    piece = "{, " + ", ".join(words) + "}"
+    return text[:value_end] + joiner + piece + text[field.value_end :]
 
 
 def _bibtex_word(tag: str) -> str:
     """A tag as one keyword, as it is (``rl.offline``, ``Offline RL``, ``Attention & transformer
     architectures``: BibTeX reads ``_`` and ``&`` in a braced value as they are, and managers
-    show them so), but that a separator, brace or backslash in it becomes a space."""
-    return " ".join(re.sub(r"[,;{}\\]", " ", tag).split())
+    show them so), but that nothing in it can end the value or cut it: a separator, brace or
+    backslash becomes a space, a double quote goes (it ends a quoted value). ``#``, ``@`` and
+    ``%`` are kept: inside braces or quotes BibTeX reads them as they are, and so does
+    bibtexparser (``@`` starts a block for it only at the start of a line, and a tag word never
+    is; ``%`` is a comment in LaTeX, not in BibTeX)."""
+    return " ".join(re.sub(r"[,;{}\\]", " ", tag.replace('"', "")).split())
 
 
 def _without_prefixed(inner: str, prefix: str) -> str:
@@ -305,18 +425,20 @@ def new_entry(paper: Paper, tags: list[str], prefix: str, key: str) -> str:
 
 
 def _braced(value: str) -> str:
-    """Text as a braced BibTeX value: braces balanced (unbalanced ones dropped), one line."""
+    """Text as a braced BibTeX value, on one line: a brace without its match (a ``}`` before any
+    ``{``, a ``{`` never closed) dropped, and only that."""
     value = " ".join(value.split())
-    out, depth = [], 0
-    for character in value:
+    unmatched, opened = set(), []
+    for index, character in enumerate(value):
         if character == "{":
-            depth += 1
+            opened.append(index)
         elif character == "}":
-            if depth == 0:
-                continue
-            depth -= 1
-        out.append(character)
-    return "".join(out) + "}" * depth
+            if opened:
+                opened.pop()
+            else:
+                unmatched.add(index)
+    unmatched.update(opened)
+    return "".join(c for index, c in enumerate(value) if index not in unmatched)
 
 
 def safe_key(key: str) -> str:
