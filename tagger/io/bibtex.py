@@ -36,7 +36,7 @@ def blocks(text: str) -> list[Block]:
     """The blocks of a BibTeX file, in order, joining to ``text``: entries (read, or with the
     problem that stops them being read: an unbalanced brace, a key used before, a field given
     twice, in any case), and the rest (comments, ``@string``, ``@preamble``, ``@comment``, blank
-    lines); an ``@string`` that defines a macro again is a :class:`NoticeBlock`.
+    lines); an ``@string`` that defines a macro again is a block with a ``notice``.
 
     An entry's fields are read as BibTeX reads them (:func:`_joined`): the pieces of a value
     joined by ``#`` joined, macros expanded (a macro BibTeX's styles define, ``jan``, as
@@ -71,7 +71,7 @@ def blocks(text: str) -> list[Block]:
             strings[name] = _joined(block.value, strings, used)
             needs[name] = (*_needed(used, needs), raw)
             if name in string_line:
-                found.append(NoticeBlock(raw, line, notice=_again(block.key, string_line[name])))
+                found.append(Block(raw, line, notice=_again(block.key, string_line[name])))
                 continue
             string_line[name] = line
             found.append(Block(raw, line))
@@ -99,14 +99,6 @@ def blocks(text: str) -> list[Block]:
     if cursor < len(text):
         found.append(Block(text[cursor:], line_of(cursor)))
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeBlock(Block):
-    """A block that is no entry, written back as it is, with a warning about it: an ``@string``
-    that defines a macro again."""
-
-    notice: str = ""
 
 
 def _again(name: str, first: int) -> str:

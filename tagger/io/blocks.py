@@ -26,6 +26,7 @@ class Block:
     fields: dict[str, Any] | None = None
     problem: str | None = None
     uses: tuple[str, ...] = ()  # the text of the blocks it needs (BibTeX's @string macros)
+    notice: str | None = None  # a warning about what is no entry (an @string defined again)
 
     @property
     def is_entry(self) -> bool:

@@ -101,6 +101,8 @@ def library_records(
             warning=True,
         )
     for block in blocks:
+        if block.notice:
+            yield InputNotice(block.notice, source=source, line=block.line, warning=True)
         if not block.is_entry:
             continue
         named = f"entry {block.key!r}" if block.key else "an entry"
