@@ -247,16 +247,30 @@ def test_filter_writes_ris_and_csl_json(tmp_path):
 
 @pytest.mark.models
 def test_a_real_zotero_library_is_tagged_with_the_default_model_and_round_trips(tmp_path):
-    library = DATA / "libraries" / "zotero.bib"
+    """The first 200 blocks of the real Zotero export (its whole is round-tripped without the
+    model in tests/io/test_libraries.py): tagged, written back, tagged again."""
+    import bibtexparser
+
+    blocks = bibtex.blocks((DATA / "libraries" / "zotero.bib").read_text(encoding="utf-8"))
+    library = tmp_path / "zotero.bib"
+    library.write_text("".join(block.text for block in blocks[:200]), encoding="utf-8")
+    entries = sum(block.is_entry for block in blocks[:200])
+    read = bibtexparser.parse_file(str(library))
+    papers = sum(
+        bool(e.fields_dict.get("abstract", "") and e["abstract"].strip()) for e in read.entries
+    )
     out, again = tmp_path / "tagged.bib", tmp_path / "again.bib"
     result = run("tag", library, "-o", out)
-    assert result.stderr.splitlines()[-1] == f"tagged 429 papers to {out}, 78 rejected"
+    assert (
+        result.stderr.splitlines()[-1]
+        == f"tagged {papers} papers to {out}, {entries - papers} rejected"
+    )
     before = library.read_text(encoding="utf-8")
     after = out.read_text(encoding="utf-8")
-    assert entries_without_tags(after) == entries_without_tags(before)  # 507 in, 507 out
+    assert entries_without_tags(after) == entries_without_tags(before)  # entries in, entries out
     read_by_bibtexparser = parsed(out.read_bytes(), "bibtex", tags=None)
     assert read_by_bibtexparser == parsed(library.read_bytes(), "bibtex", tags=None)
-    assert len(entries_without_tags(after)) == 507
-    assert after.count("tagger:") > 400
+    assert len(entries_without_tags(after)) == entries > 80
+    assert after.count("tagger:") > papers  # most papers get more than one area
     run("tag", out, "-o", again)
     assert again.read_bytes() == out.read_bytes()
