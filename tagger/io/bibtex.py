@@ -29,6 +29,7 @@ _NAME = re.compile(r"[^\s=,{}()\"#]+")
 _BARE = re.compile(r"[^\s,#{}()\"]+")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
+_UNFOLLOWED = "its fields cannot be followed to their end (a '#' joining nothing?)"
 _MARKUP = re.compile(r"[\\$~%]|--|``|''")  # what pylatexenc reads otherwise than as written
 
 
@@ -90,6 +91,9 @@ def blocks(text: str) -> list[Block]:
                 problem = f"it gives a field twice ({', '.join(twice)}); keep one"
                 found.append(Block(raw, line, block.key, problem=problem))
                 continue
+            if sorted(f.name.lower() for f in _fields(raw)) != sorted(names):
+                found.append(Block(raw, line, block.key, problem=_UNFOLLOWED))
+                continue  # its tag field could not be found to write: never tagged silently
             used = []
             fields = {"ENTRYTYPE": block.entry_type}
             fields |= {f.key.lower(): _joined(f.value, strings, used) for f in block.fields}

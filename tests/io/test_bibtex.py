@@ -205,3 +205,26 @@ def test_a_minimal_entry_drops_only_the_unmatched_braces(title, written):
     assert round_trips(bibtex.new_entry(paper, [], P, "p"), ["rl"]) == entry
     text = " ".join(written.replace("{", "").replace("}", "").split())
     assert papers(entry)["p"]["title"] == text
+
+
+# --- a '#' joining nothing: reported, never tagged where the tags could not be written -----------
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    ["keywords = # {x},", "keywords = {x} ## {y},", "keywords = {x} # ,", "keywords = kw #\n,"],
+)
+def test_an_entry_whose_fields_cannot_be_followed_is_reported_and_kept(keywords):
+    text = (
+        "@string{kw = {mine}}\n@article{v,\n  "
+        + keywords
+        + "\n  abstract = {Graph neural networks for molecules.}\n}\n"
+    )
+    read = list(library_records(text.encode(), "lib.bib", "bibtex"))
+    (error,) = [r for r in read if isinstance(r, InputError)]
+    assert str(error) == (
+        "lib.bib line 2: entry 'v': its fields cannot be followed to their end (a '#' joining "
+        "nothing?); it is not tagged, and written back as it is"
+    )
+    assert not [r for r in read if not isinstance(r, (InputError, InputNotice))]
+    round_trips(text, ["rl"])
