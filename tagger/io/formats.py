@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path, PurePath
+from typing import Any
 
 import orjson
 
@@ -174,10 +175,11 @@ def is_csl_json(text: str) -> bool:
     text = text.removeprefix("\ufeff").lstrip()
     if not text.startswith("["):
         return False
+    start = len(text) - len(text[1:].lstrip())
     try:
-        first, _ = _DECODER.raw_decode(text, len(text) - len(text[1:].lstrip()))
-    except ValueError:  # the first element is cut off by the head's end, or no JSON
-        return False
+        first, _ = _DECODER.raw_decode(text, start)
+    except ValueError:  # cut off by the head's end (a long abstract), or no JSON: its members
+        first = _leading_members(text, start)  # before the cut
     except RecursionError:  # nested too deeply to read: no CSL item
         return False
     if not isinstance(first, dict) or first.get("type") not in _CSL_TYPES:
@@ -187,6 +189,23 @@ def is_csl_json(text: str) -> bool:
         isinstance(a, dict) and ({"family", "given", "literal"} & a.keys()) for a in authors
     )
     return isinstance(first.get("issued"), dict) or "container-title" in first or named
+
+
+def _leading_members(text: str, start: int) -> dict[str, Any] | None:
+    """The members of the JSON object at ``start`` that ``text`` holds whole, in order, up to
+    the first it cuts off; None if no object starts there."""
+    if not text.startswith("{", start):
+        return None
+    members: dict[str, Any] = {}
+    position = start + 1
+    try:
+        while True:
+            position = len(text) - len(text[position:].lstrip(" \t\r\n,"))
+            key, position = _DECODER.raw_decode(text, position)
+            position = len(text) - len(text[position:].lstrip(" \t\r\n:"))
+            members[key], position = _DECODER.raw_decode(text, position)
+    except (ValueError, RecursionError):
+        return members
 
 
 OUTPUT_FORMATS = ("jsonl", "parquet", *LIBRARY_FORMATS)  # what `tagger tag` writes

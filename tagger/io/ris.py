@@ -11,7 +11,7 @@ from ..records import Paper
 from .blocks import Block
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
-_START = re.compile(r"\ufeff?\s*TY  -")  # a BOM may open the file
+_START = re.compile(r"(?:\ufeff|\u00ef\u00bb\u00bf)?\s*TY  -")  # a BOM (read as UTF-8 or not)
 _END = re.compile(r"ER  -")
 _KEYWORD = re.compile(r"KW  - ?(.*?)\r?\n?$")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
@@ -53,7 +53,9 @@ def blocks(text: str) -> list[Block]:
             found.append(Block(raw, start + 1, problem="the record has no 'ER  - ' line ending it"))
             continue
         try:
-            (fields,) = rispy.loads(raw.replace("\r\n", "\n").lstrip("\ufeff \t\r\n"))
+            (fields,) = rispy.loads(
+                raw.replace("\r\n", "\n").lstrip("\ufeff\u00ef\u00bb\u00bf \t\r\n")
+            )
         except Exception as exc:  # rispy raises plain exceptions on what it cannot read
             found.append(Block(raw, start + 1, problem=f"it cannot be read by rispy: {exc}"))
             continue

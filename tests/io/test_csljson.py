@@ -206,3 +206,13 @@ def test_the_zotero_shape_written_back_with_tags_then_without_is_the_export(tmp_
     once = written_back(path, "csl-json", data=crlf)
     assert b'\t\t},\r\n\t\t"keyword": "tagger:rl, tagger:graph.gnn"\r\n\t}' in once
     assert written_back(path, "csl-json", tags=[], data=once) == crlf
+
+
+def test_a_csl_library_whose_first_item_outruns_the_head_read_is_still_told():
+    """The format is told from a file's first 64 KB: an item with a long abstract first is
+    told by the members before the cut (type, container-title), not taken for plain JSON."""
+    item = {"id": "a", "type": "article-journal", "container-title": "J", "abstract": "x" * 99_999}
+    head = json.dumps([item], indent=2).encode()[: 1 << 16]
+    assert detect_format("library.json", head) == "csl-json"
+    plain = json.dumps([{"id": "a", "type": "poster", "abstract": "x" * 99_999}]).encode()
+    assert detect_format("papers.json", plain[: 1 << 16]) == "json"

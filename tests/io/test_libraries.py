@@ -266,6 +266,14 @@ def test_a_ris_file_that_opens_with_a_byte_order_mark_is_read_and_keeps_it(tmp_p
     assert written_back(path, "ris", tags=[], data=out) == path.read_bytes()
 
 
+def test_a_ris_file_with_a_byte_order_mark_and_a_byte_that_is_not_utf8_is_read(tmp_path):
+    path = tmp_path / "bom-cp1252.ris"
+    path.write_bytes(b"\xef\xbb\xbfTY  - JOUR\nID  - r1\nAB  - Caf\xe9 graphs.\nER  - \n")
+    (paper,) = papers_of(path)
+    assert (paper.id, paper.abstract) == ("r1", "Café graphs.")
+    assert written_back(path, "ris", tags=[]) == path.read_bytes()
+
+
 @pytest.mark.parametrize(
     ("name", "data"),
     [("empty.bib", b""), ("random.bib", b"no entries, only words\n"), ("blank.ris", b"\n\n")],
