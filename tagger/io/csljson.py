@@ -217,7 +217,10 @@ def _string_with(raw: str, words: list[str], prefix: str, ascii_only: bool) -> s
     kept = [(s, w) for s, w in zip(separators, parts, strict=True) if not _is_ours(w, prefix)]
     if kept:
         kept[0] = ("", kept[0][1])
-    user = "".join(s + w for s, w in kept)
+    # white space before a first keyword of ours is the user's ("   " stays "   "), so that a
+    # second run writes what the first did
+    lead = parts[0][: len(parts[0]) - len(parts[0].lstrip())] if _is_ours(parts[0], prefix) else ""
+    user = lead + "".join(s + w for s, w in kept)
     separator = next((s for s, _ in kept[1:]), ", ")
     added = separator.join(json.dumps(w, ensure_ascii=ascii_only)[1:-1] for w in words)
     return user + (separator if user.strip() and added else "") + added

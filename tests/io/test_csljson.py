@@ -216,3 +216,11 @@ def test_a_csl_library_whose_first_item_outruns_the_head_read_is_still_told():
     assert detect_format("library.json", head) == "csl-json"
     plain = json.dumps([{"id": "a", "type": "poster", "abstract": "x" * 99_999}]).encode()
     assert detect_format("papers.json", plain[: 1 << 16]) == "json"
+
+
+def test_a_keyword_of_white_space_only_is_kept_and_a_second_run_is_the_same():
+    item = '{"id": "a", "keyword": "   "}'
+    once = csljson.with_tags(item, ["rl"], "tagger:")
+    assert once == '{"id": "a", "keyword": "   tagger:rl"}'
+    assert csljson.with_tags(once, ["rl"], "tagger:") == once
+    assert csljson.with_tags(once, [], "tagger:") == item
