@@ -5,8 +5,8 @@ from __future__ import annotations
 STDIN_NAME = "<stdin>"  # how messages name standard input
 # What a command stopped by Ctrl-C ("Interrupted") or SIGTERM ("Terminated") says, once.
 STOPPED = (
-    "{what}. Lines already written are complete; `tagger tag ... -o FILE --resume` continues a run "
-    "(a Parquet file or a library is written whole at the end: none was)."
+    "{what}. JSON Lines already written are complete, and `tagger tag ... -o FILE --resume` "
+    "continues the run; a Parquet file or a library is written whole at the end, so none was."
 )
 
 

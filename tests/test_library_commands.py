@@ -159,6 +159,32 @@ def test_a_library_written_into_the_directory_it_is_read_from_is_refused(tmp_pat
     assert sorted(p.name for p in folder.iterdir()) == ["lib.bib"]
 
 
+def test_names_a_librarys_encoding_cannot_hold_are_refused_before_any_tagging(
+    tmp_path, monkeypatch
+):
+    import tagger.runs.local
+
+    taxonomy = tmp_path / "t.yaml"
+    mini = (DATA / "mini-taxonomy.yaml").read_text(encoding="utf-8")
+    taxonomy.write_text(mini.replace("name: Graphs\n", "name: Graphs \u2603\n"), encoding="utf-8")
+    lib = tmp_path / "latin.bib"
+    lib.write_bytes(b"@article{m, title={Gr\xfcn}, abstract={Graph neural networks.}}\n")
+
+    def read_for_tagging(*args, **kwargs):
+        raise AssertionError("the papers were read for tagging")
+
+    monkeypatch.setattr(tagger.runs.local, "read_inputs", read_for_tagging)
+    result = run(
+        "tag", lib, "-o", tmp_path / "out.bib", "--tag-labels", "names", "--taxonomy", taxonomy
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: {lib} is Windows-1252, which has no '\u2603' for a tag written into it: write "
+        "tags by id (--tag-labels ids), or save the library as UTF-8; nothing is written"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latin.bib", "t.yaml"]
+
+
 def tagged_library(tmp_path):
     """LIBRARY tagged to JSONL, and a paper from a JSON Lines file after it."""
     lib, other = tmp_path / "refs.bib", tmp_path / "more.jsonl"

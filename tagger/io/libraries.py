@@ -299,6 +299,16 @@ def check_write_back(
         )
 
 
+def check_names(sources: list[str], names: Iterable[str], stdin: bytes | None = None) -> None:
+    """Refuse, before anything is tagged, to write area ``names`` (--tag-labels names) into a
+    library whose encoding cannot hold one of them (a Windows-1252 file, a name in Chinese)."""
+    names = list(names)
+    for source in sources:
+        _, encoding = decode(read_source(source, stdin))
+        for name in names:
+            _encoded(name, encoding, STDIN_NAME if is_stdio(source) else str(source))
+
+
 class LibraryWriter:
     """Collects what writing a library back needs of each tagged paper (its ``library`` field
     and its tags, not the paper), then writes the libraries whole on :meth:`close`."""

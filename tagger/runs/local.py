@@ -34,7 +34,7 @@ from ..io.formats import is_library
 from ..io.formats import output_format as output_format_of
 from ..io.inputs import count_papers, paper_inputs, read_inputs
 from ..io.jsonl import JsonlWriter, rejected_line
-from ..io.libraries import LibraryWriter, check_write_back, read_source
+from ..io.libraries import LibraryWriter, check_names, check_write_back, read_source
 from ..io.parquet import ParquetWriter
 from ..io.tagged import (
     TaggedLine,
@@ -150,6 +150,8 @@ def tag_files(
         if any(is_stdio(source) for source in inputs):
             stdin = read_source("-")  # read twice: for its papers, then written back
         check_write_back(inputs, written, format, stdin)
+        if tag_labels == "names":
+            check_names(inputs, (area.name for area in tagger.taxonomy.areas), stdin)
         library = LibraryWriter(written, tag_labels)
     # every input checked now (a missing file fails before the models load), then read in turn
     records = read_inputs(inputs, format=format, venue=venue, year=year, stdin=stdin)

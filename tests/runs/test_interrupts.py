@@ -147,8 +147,9 @@ def test_ctrl_c_stops_a_run_of_two_workers_once(tmp_path):
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and stderr.count("Interrupted.") == 1, stderr
     assert stderr.splitlines()[-1] == (
-        "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run (a Parquet file or a library is written whole at the end: none was)."
+        "Interrupted. JSON Lines already written are complete, and `tagger tag ... -o FILE "
+        "--resume` continues the run; a Parquet file or a library is written whole at the end, "
+        "so none was."
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(alive(w) for w in busy):
@@ -208,8 +209,9 @@ def test_ctrl_c_on_a_cluster_run_is_one_message_and_exit_130(tmp_path, presses):
     assert lines == [
         "Note: tagging with the packaged taxonomy "
         + yaml.safe_load((ROOT / "taxonomy.yaml").read_text())["version"],
-        "Interrupted. Lines already written are complete; `tagger tag ... -o FILE --resume` "
-        "continues a run (a Parquet file or a library is written whole at the end: none was).",
+        "Interrupted. JSON Lines already written are complete, and `tagger tag ... -o FILE "
+        "--resume` continues the run; a Parquet file or a library is written whole at the end, "
+        "so none was.",
     ], stderr
 
 
