@@ -24,6 +24,7 @@ REAL = {  # a real export: its format, entries, papers (entries with an abstract
     "jabref.bib": ("bibtex", 16, 0),
     "scholar.bib": ("bibtex", 78, 0),
     "zotero.ris": ("ris", 5, 5),
+    "manubot.csl.json": ("csl-json", 2, 1),
 }
 TAGS = ["rl", "graph.gnn"]
 
@@ -424,7 +425,7 @@ def test_a_real_export_round_trips_changing_only_the_tag_field(name):
     before, after = entry_texts(data, format), entry_texts(out, format)
     assert len(before) == len(after) == entries  # entries in, entries out
     assert [key for key, _ in after] == [key for key, _ in before]  # the same keys, in order
-    module = {"bibtex": bibtex, "ris": ris}[format]
+    module = {"bibtex": bibtex, "ris": ris, "csl-json": csljson}[format]
     for (_, was), (_, now) in zip(before, after, strict=True):  # all but the tag field the same
         assert module.with_tags(now, [], "tagger:") == module.with_tags(was, [], "tagger:")
     assert parsed(out, format) == parsed(data, format)  # so bibtexparser and rispy read them too
@@ -437,6 +438,14 @@ def parsed(data: bytes, format: str, tags: list[str] | None = TAGS) -> list[tupl
     type and fields, the tag field's user keywords apart from tagger's; and tagger's, which must
     be ``tags`` on every entry that has an abstract (unless None)."""
     text = data.decode("utf-8")
+    if format == "csl-json":  # json itself: every item's keys and values, the keyword apart
+        out = []
+        for item in json.loads(text):
+            words = [w for w in re.split(r"\s*[,;]\s*", item.pop("keyword", "")) if w]
+            ours = [w.removeprefix("tagger:") for w in words if w.startswith("tagger:")]
+            assert tags is None or ours in ([], tags if "abstract" in item else []), ours
+            out.append((item, [w for w in words if not w.startswith("tagger:")]))
+        return out
     if format == "bibtex":
         import bibtexparser
 
