@@ -205,22 +205,29 @@ def _closing(stream: IO[bytes], records: Iterator[Paper | InputError]):
 
 
 class _Chunks:
-    """A stream's bytes in chunks (io.files.chunks_of), which keeps those it has given: its
-    lines are read to tell its format, and a library, whose bytes must be read as they are
-    (CRLF line ends and all), is then read whole from the start (:meth:`whole`)."""
+    """A stream's bytes in chunks (io.files.chunks_of), which keeps those it has given until
+    its format is told: its lines are read to tell it, and a library, whose bytes must be read
+    as they are (CRLF line ends and all), is then read whole from the start (:meth:`whole`);
+    any other format is read on as a stream (:meth:`stream_on`), keeping nothing."""
 
     def __init__(self, stream: IO[bytes] | Iterable[bytes], source: str) -> None:
         self._chunks = iter(chunks_of(stream, source))
-        self.given: list[bytes] = []
+        self.given: list[bytes] | None = []
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._chunks:
-            self.given.append(chunk)
+            if self.given is not None:
+                self.given.append(chunk)
             yield chunk
+
+    def stream_on(self) -> None:
+        """Keep no chunk from now on: the stream is read once, however large."""
+        self.given = None
 
     def whole(self, limit: int) -> bytes:
         """Every byte of the stream, those given and the rest; at most ``limit`` more than
         that, so that an endless one stops."""
+        assert self.given is not None, "whole() after stream_on()"
         size = sum(map(len, self.given))
         for chunk in self._chunks:
             self.given.append(chunk)
@@ -243,7 +250,9 @@ def _read_stream(
     lines = itertools.chain(head, lines)
     if is_library(chosen):
         yield from _read_library(chunks.whole(MAX_LIBRARY_BYTES), source, chosen, given)
-    elif chosen == "text":
+        return
+    chunks.stream_on()
+    if chosen == "text":
         yield from _read_text(lines, source, given)
     elif chosen == "jsonl":
         yield from _read_jsonl(lines, source, given)
