@@ -62,11 +62,7 @@ def read_blocks(data: bytes, source: str, format: str) -> tuple[list[Block], str
     """The blocks of a library's bytes and its encoding (:func:`decode`); a file too big, or
     (CSL JSON) no JSON array, raises InputError."""
     if len(data) > MAX_LIBRARY_BYTES:
-        raise InputError(
-            f"a library is read whole, and this one is over {MAX_LIBRARY_BYTES // 2**20} MB: "
-            "split it",
-            source=source,
-        )
+        raise _too_big(source)
     text, encoding = decode(data)
     try:
         return _MODULES[format].blocks(text), encoding
@@ -263,12 +259,15 @@ def _read_head(source: str | Path, size: int, *, whole: bool = False) -> bytes:
         if not is_stdio(source):
             stream.close()
     if whole and len(data) >= size:
-        raise InputError(
-            f"a library is read whole, and this one is over {MAX_LIBRARY_BYTES // 2**20} MB: "
-            "split it",
-            source=name,
-        )
+        raise _too_big(name)
     return data
+
+
+def _too_big(source: str) -> InputError:
+    return InputError(
+        f"a library is read whole, and this one is over {MAX_LIBRARY_BYTES // 2**20} MB: split it",
+        source=source,
+    )
 
 
 def check_write_back(
