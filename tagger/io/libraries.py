@@ -310,12 +310,16 @@ def check_names(sources: list[str], names: Iterable[str], stdin: bytes | None = 
 
 class LibraryWriter:
     """Collects what writing a library back needs of each tagged paper (its ``library`` field
-    and its tags, not the paper), then writes the libraries whole on :meth:`close`."""
+    and its tags, not the paper), then writes the libraries whole (:meth:`render`)."""
 
     def __init__(self, format: str, labels: str = TAG_LABELS) -> None:
         self.format, self.labels = format, labels
         self.results: list[tuple[dict[str, Any], list[str]]] = []
-        self.count = 0
+
+    @property
+    def count(self) -> int:
+        """The papers written so far."""
+        return len(self.results)
 
     def write(self, record: TaggedPaper) -> None:
         library = library_of(record.paper)
@@ -325,7 +329,6 @@ class LibraryWriter:
                 "cannot be written back into one"
             )
         self.results.append((library, tag_words(record, self.labels)))
-        self.count += 1
 
     def render(self, sources: Iterable[str | Path], stdin: bytes | None = None) -> bytes:
         """The libraries ``sources`` (read again; "-": ``stdin``) written back, as one file's
