@@ -327,6 +327,7 @@ FILTER_MIN_SCORE = 0.0  # filter --min-score, filter_tagged: every tag counts
 FILTER_FORMAT = "jsonl"  # filter --output-format, corpus.query.format_selected
 OUTPUT_FORMAT = "auto"  # tag --output-format: by -o's name (.parquet, .bib, .ris), else JSONL
 TAG_LABELS = "ids"  # tag/filter --tag-labels, io.libraries: tags written back as area ids
+TAG_LABEL_CHOICES = ("ids", "names")  # ... or as area names
 KEYWORD_PREFIX = "tagger:"  # io.libraries: a keyword tagger wrote back; a re-run replaces them
 REVIEW_ORDER = "uncertain"  # review --order, Review.open: least certain first
 REVIEW_PORT = 0  # review --port, Review.serve: a free one

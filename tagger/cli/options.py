@@ -164,11 +164,11 @@ def output_option(help: str, *, directory: bool = False) -> Decorator:
 def tag_labels_option(function: Any) -> Any:
     """--tag-labels: the tags written into a library (tag --output-format bibtex, filter
     --output-format bibtex) by area id or by name."""
-    from ..config import TAG_LABELS
+    from ..config import TAG_LABEL_CHOICES, TAG_LABELS
 
     return click.option(
         "--tag-labels",
-        type=click.Choice(["ids", "names"]),
+        type=click.Choice(TAG_LABEL_CHOICES),
         default=TAG_LABELS,
         show_default=True,
         help="Write tags into a library (bibtex, ris, csl-json) as area ids (tagger:rl.offline) "

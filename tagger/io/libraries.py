@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..config import KEYWORD_PREFIX, TAG_LABELS
+from ..config import KEYWORD_PREFIX, TAG_LABEL_CHOICES, TAG_LABELS
 from ..errors import STDIN_NAME, InputError, InputNotice, TaggerError
 from ..records import Paper, TaggedPaper
 from . import bibtex, csljson, ris
@@ -42,7 +42,6 @@ from .formats import BOM, LIBRARY_FORMATS, detect_format, is_library
 
 LIBRARY_FIELD = "library"
 MAX_LIBRARY_BYTES = 512 * 2**20  # a library is read whole; the biggest real ones are tens of MB
-TAG_LABEL_CHOICES = ("ids", "names")
 _MODULES: dict[str, ModuleType] = {"bibtex": bibtex, "ris": ris, "csl-json": csljson}
 _FIELD_NAMES = {"bibtex": "keywords", "ris": "KW", "csl-json": "keyword"}
 
