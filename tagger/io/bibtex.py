@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Paper
-from .blocks import Block, LineOf
+from .blocks import KEYWORD_SEPARATOR, Block, LineOf, year_in
 
 _ENTRY_HEAD = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()]*)")
 _NAME = re.compile(r"[^\s=,{}()\"#]+")
 _BARE = re.compile(r"[^\s,#{}()\"]+")
-_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
-_SEPARATOR = re.compile(r"\s*[,;]\s*")
 _UNFOLLOWED = "its fields cannot be followed to their end (a '#' joining nothing?)"
 _MARKUP = re.compile(r"[\\$~%]|--|``|''")  # what pylatexenc reads otherwise than as written
 
@@ -204,10 +202,10 @@ def paper_fields(fields: dict[str, Any], prefix: str) -> dict[str, Any]:
     venue = fields.get("journal") or fields.get("booktitle") or fields.get("journaltitle")
     if venue and venue.strip():
         paper["venue"] = latex_text(venue)
-    year = _YEAR.search(fields.get("year") or fields.get("date") or "")
-    if year:
-        paper["year"] = int(year.group(1))
-    keywords = [k for k in _SEPARATOR.split(fields.get("keywords", "")) if k.strip()]
+    year = year_in(fields.get("year") or fields.get("date") or "")
+    if year is not None:
+        paper["year"] = year
+    keywords = [k for k in KEYWORD_SEPARATOR.split(fields.get("keywords", "")) if k.strip()]
     keywords = [latex_text(k) for k in keywords if not k.startswith(prefix)]
     if keywords:
         paper["keywords"] = keywords
@@ -335,7 +333,7 @@ def _with_piece(text: str, field: _Field, words: list[str], prefix: str) -> str:
     start, end = pieces[-1]
     last = text[start:end]
     if len(pieces) > 1 and last[:1] in '{"':
-        found = [w.strip() for w in _SEPARATOR.split(last[1:-1]) if w.strip()]
+        found = [w.strip() for w in KEYWORD_SEPARATOR.split(last[1:-1]) if w.strip()]
         if found and all(word.startswith(prefix) for word in found):
             pieces.pop()
     value_end = pieces[-1][1]

@@ -8,8 +8,14 @@ entries' tag field changed, so nothing else can change."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+# Between two keywords of one field (BibTeX keywords, a CSL keyword string): a comma or a
+# semicolon, with the white space around it
+KEYWORD_SEPARATOR = re.compile(r"\s*[,;]\s*")
+_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,3 +54,10 @@ class LineOf:
         self.line += self.text.count("\n", self.position, position)
         self.position = position
         return self.line
+
+
+def year_in(text: str) -> int | None:
+    """The first four-digit number standing alone in a date as written ('2021', '2021-03',
+    'March 2021'), as a year; None if there is none."""
+    found = _YEAR.search(text)
+    return int(found.group(1)) if found else None

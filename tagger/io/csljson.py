@@ -17,13 +17,12 @@ import re
 from typing import Any
 
 from ..records import Paper
-from .blocks import Block, LineOf
+from .blocks import KEYWORD_SEPARATOR, Block, LineOf
 
 _DECODER = json.JSONDecoder()
 # finding where a value ends, never making a number of it (1E400 would be inf)
 _SCANNER = json.JSONDecoder(parse_float=str, parse_int=str, parse_constant=str)
 _SPACE = " \t\r\n"
-_SEPARATOR = re.compile(r"\s*[,;]\s*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _Member = tuple[int, int, int, int]  # an object member's key start and end, value start and end
 NOT_KEYWORDS = "its keyword is neither text nor a list of texts"
@@ -131,7 +130,7 @@ def _keywords(value: Any) -> list[str] | None:
     """The keywords of a ``keyword`` value: a string's split at commas and semicolons, a list
     of strings' own; None if it is neither."""
     if isinstance(value, str):
-        return [w.strip() for w in _SEPARATOR.split(value)]
+        return [w.strip() for w in KEYWORD_SEPARATOR.split(value)]
     if isinstance(value, list) and all(isinstance(w, str) for w in value):
         return [w.strip() for w in value]
     return None
@@ -189,7 +188,7 @@ def with_tags(text: str, tags: list[str], prefix: str) -> str:
     members, _ = _members(text)
     found = [m for m in members if json.loads(text[m[0] : m[1]]) == "keyword"]
     ascii_only = text.isascii()
-    words = [prefix + " ".join(_SEPARATOR.sub(" ", tag).split()) for tag in tags]
+    words = [prefix + " ".join(KEYWORD_SEPARATOR.sub(" ", tag).split()) for tag in tags]
     if not found:
         if not words:
             return text
@@ -212,8 +211,8 @@ def with_tags(text: str, tags: list[str], prefix: str) -> str:
 def _string_with(raw: str, words: list[str], prefix: str, ascii_only: bool) -> str:
     """A ``keyword`` string's text (as written, between its quotes) with its ``prefix``-ed
     entries dropped and ``words`` appended."""
-    parts = _SEPARATOR.split(raw)
-    separators = [""] + _SEPARATOR.findall(raw)
+    parts = KEYWORD_SEPARATOR.split(raw)
+    separators = [""] + KEYWORD_SEPARATOR.findall(raw)
     kept = [(s, w) for s, w in zip(separators, parts, strict=True) if not _is_ours(w, prefix)]
     if kept:
         kept[0] = ("", kept[0][1])
@@ -328,5 +327,5 @@ def new_entry(paper: Paper, tags: list[str], prefix: str, key: str) -> dict[str,
         item["issued"] = {"date-parts": [[paper.year]]}
     words = [*(paper.keywords or []), *(prefix + tag for tag in tags)]
     if words:
-        item["keyword"] = ", ".join(_SEPARATOR.sub(" ", w) for w in words)
+        item["keyword"] = ", ".join(KEYWORD_SEPARATOR.sub(" ", w) for w in words)
     return item

@@ -8,13 +8,12 @@ import re
 from typing import Any
 
 from ..records import Paper
-from .blocks import Block
+from .blocks import Block, year_in
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 _START = re.compile(r"(?:\ufeff|\u00ef\u00bb\u00bf)?\s*TY  -")  # a BOM (read as UTF-8 or not)
 _END = re.compile(r"ER  -")
 _KEYWORD = re.compile(r"KW  - ?(.*?)\r?\n?$")
-_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _STRAY = (
     "lines outside any record (a record runs from a 'TY  - ' line to an 'ER  - ' line, each tag "
     "two capitals, two spaces, a hyphen and a space): they are not read"
@@ -85,9 +84,9 @@ def paper_fields(fields: dict[str, Any], prefix: str) -> dict[str, Any]:
         if value is not None:
             paper[ours] = " ".join(str(value).split())
     for name in ("year", "publication_year", "date"):
-        year = _YEAR.search(str(fields.get(name) or ""))
-        if year:
-            paper["year"] = int(year.group(1))
+        year = year_in(str(fields.get(name) or ""))
+        if year is not None:
+            paper["year"] = year
             break
     keywords = [k for k in fields.get("keywords") or [] if k.strip() and not k.startswith(prefix)]
     if keywords:
