@@ -113,3 +113,17 @@ def test_how_it_works_counts_the_papers_the_packaged_model_holds():
     assert judged == model.record["fitted_on"]["papers"]
     assert f"the {config.neighbours} closest of the {shipped:,} papers shipped in" in page
     assert f"the {config.judged_neighbours} closest of the {judged:,} judged papers" in page
+
+
+def test_the_keyphrase_frontiers_rows_are_the_ones_its_script_wrote():
+    """judged/keyphrases3/README.md quotes rows of the table context.py wrote (context.md, the
+    whole grid): each quoted row is there, figure for figure."""
+    judged = ROOT / "judged" / "keyphrases3"
+    written = set((judged / "context.md").read_text(encoding="utf-8").splitlines())
+    readme = (judged / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The frontier, second round", 1)[1].split("\n## ", 1)[0]
+    quoted = [
+        line for line in section.splitlines() if re.match(r"\| (combined|readers'|0\.11)", line)
+    ]
+    assert len(quoted) >= 9
+    assert [line for line in quoted if line not in written] == []
