@@ -48,26 +48,21 @@ CORPUS = ("corpus-2020-2023", "iclr2024-topics", "iclr2025-keywords")
 GRID = dict(t=(1.0, 0.8, 0.7, 0.6, 0.5), w=(2, 4, 8, 16), s=(0.6,))
 
 
-def texts_of(path: Path) -> dict[str, str]:
+def read(path: Path) -> list[tuple[str, str]]:
+    """Each paper's id and its text as tagger reads it (title and abstract), in file order."""
     from tagger.io.readers import read_papers
     from tagger.language.text import paper_text
 
-    return {p.id: paper_text(p.title, p.abstract) for p in read_papers(path)}
+    return [(p.id, paper_text(p.title, p.abstract)) for p in read_papers(path)]
 
 
-def ids_of(path: Path) -> list[str]:
-    from tagger.io.readers import read_papers
-
-    return [p.id for p in read_papers(path)]
-
-
-def contextual(papers: list[dict], texts: dict[str, str], words: int | None) -> None:
+def contextual(papers: list[dict], words: int | None) -> None:
     """Each candidate's ``ctx``: its first occurrence's mean last hidden state (unit), or zeros."""
     from tagger.language.embedders import OnnxEmbedder
 
     tokenizer, session = OnnxEmbedder()._load()
     for paper in papers:
-        text = texts[paper["id"]]
+        text = paper["text"]
         if words is not None:
             text = " ".join(text.split()[:words])
         encoding = tokenizer.encode(text)
@@ -102,7 +97,7 @@ def neighbourhood(groups: list[list[dict]], cache: Path) -> None:
     from tagger.taxonomy.loading import load_taxonomy
 
     drawn = {json.loads(line)["id"] for line in (HERE / "draw.jsonl").open(encoding="utf-8")}
-    left_out = drawn | set(ids_of(DEV))
+    left_out = drawn | {paper_id for paper_id, _ in read(DEV)}
     corpus_path = cache / "neighbour-corpus.jsonl"
     with corpus_path.open("w", encoding="utf-8") as handle:
         for name in CORPUS:
@@ -262,9 +257,8 @@ def main() -> int:
     listed = frontier.listed_papers(args.cache)
     groups = ((judged, HERE / "judged.jsonl"), (dev, DEV), (listed, args.cache / "listed.jsonl"))
     for papers, path in groups:
-        texts = texts_of(path)
-        for paper, paper_id in zip(papers, ids_of(path), strict=True):
-            paper["id"], paper["text"] = paper_id, texts[paper_id]
+        for paper, (paper_id, text) in zip(papers, read(path), strict=True):
+            paper["id"], paper["text"] = paper_id, text
     judged, dev, listed = ([p for p in papers if p["cands"]] for papers, _ in groups)
     if args.neighbours:
         neighbourhood([judged, dev, listed], args.cache)
@@ -296,7 +290,7 @@ def main() -> int:
     for name, context, near, words in variants:
         if context:
             for papers in (judged, dev, listed):
-                contextual(papers, {p["id"]: p["text"] for p in papers}, words)
+                contextual(papers, words)
         (readers_j, readers_d), (authors_j, authors_d) = scores(
             judged, dev, listed, context=context, near=near
         )
