@@ -115,15 +115,26 @@ def test_how_it_works_counts_the_papers_the_packaged_model_holds():
     assert f"the {config.judged_neighbours} closest of the {judged:,} judged papers" in page
 
 
-def test_the_keyphrase_frontiers_rows_are_the_ones_its_script_wrote():
-    """judged/keyphrases3/README.md quotes rows of the table context.py wrote (context.md, the
-    whole grid): each quoted row is there, figure for figure."""
+@pytest.mark.parametrize(
+    ("heading", "tables", "at_least"),
+    [
+        ("## The frontier, second round", ("context.md",), 9),
+        ("## The frontier, third round", ("margins.md", "finetuned.md"), 9),
+    ],
+)
+def test_the_keyphrase_frontiers_rows_are_the_ones_its_script_wrote(heading, tables, at_least):
+    """judged/keyphrases3/README.md quotes rows of the tables its scripts wrote (context.md,
+    margins.md and finetuned.md): each quoted row is there, figure for figure."""
     judged = ROOT / "judged" / "keyphrases3"
-    written = set((judged / "context.md").read_text(encoding="utf-8").splitlines())
+    written = {
+        line for table in tables for line in (judged / table).read_text("utf-8").splitlines()
+    }
     readme = (judged / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The frontier, second round", 1)[1].split("\n## ", 1)[0]
+    section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
     quoted = [
-        line for line in section.splitlines() if re.match(r"\| (combined|readers'|0\.11)", line)
+        line
+        for line in section.splitlines()
+        if re.match(r"\| (combined|readers'|0\.11|the fine-tuned)", line)
     ]
-    assert len(quoted) >= 9
+    assert len(quoted) >= at_least
     assert [line for line in quoted if line not in written] == []
