@@ -56,6 +56,23 @@ def read(path: Path) -> list[tuple[str, str]]:
     return [(p.id, paper_text(p.title, p.abstract)) for p in read_papers(path)]
 
 
+def described(cache: Path) -> tuple[list[dict], list[dict], list[dict]]:
+    """frontier.py's open papers, dev and listed papers, each with its id, its text and each
+    candidate's stemmed words (``stem``); the papers without candidates left out."""
+    from tagger.corpus.evaluate import stem_phrase
+
+    judged = frontier.describe(HERE / "judged.jsonl", cache)
+    dev = frontier.describe(DEV, cache)
+    listed = frontier.listed_papers(cache)
+    groups = ((judged, HERE / "judged.jsonl"), (dev, DEV), (listed, cache / "listed.jsonl"))
+    for papers, path in groups:
+        for paper, (paper_id, text) in zip(papers, read(path), strict=True):
+            paper["id"], paper["text"] = paper_id, text
+            for c in paper["cands"]:
+                c["stem"] = stem_phrase(c["text"])
+    return tuple([p for p in papers if p["cands"]] for papers, _ in groups)
+
+
 def contextual(papers: list[dict], words: int | None) -> None:
     """Each candidate's ``ctx``: its first occurrence's mean last hidden state (unit), or zeros."""
     from tagger.language.embedders import OnnxEmbedder
@@ -252,14 +269,7 @@ def main() -> int:
     args = parser.parse_args()
     from tagger.language.keyphrases import AcceptanceModel
 
-    judged = frontier.describe(HERE / "judged.jsonl", args.cache)
-    dev = frontier.describe(DEV, args.cache)
-    listed = frontier.listed_papers(args.cache)
-    groups = ((judged, HERE / "judged.jsonl"), (dev, DEV), (listed, args.cache / "listed.jsonl"))
-    for papers, path in groups:
-        for paper, (paper_id, text) in zip(papers, read(path), strict=True):
-            paper["id"], paper["text"] = paper_id, text
-    judged, dev, listed = ([p for p in papers if p["cands"]] for papers, _ in groups)
+    judged, dev, listed = described(args.cache)
     if args.neighbours:
         neighbourhood([judged, dev, listed], args.cache)
     shipped = AcceptanceModel.load().accept

@@ -161,16 +161,9 @@ def main() -> int:
     args = parser.parse_args()
     import torch
 
-    from tagger.corpus.evaluate import stem_phrase
-
     torch.manual_seed(0)
     torch.set_num_threads(2)
-    judged = frontier.describe(HERE / "judged.jsonl", args.cache)
-    for paper, (paper_id, text) in zip(judged, context.read(HERE / "judged.jsonl"), strict=True):
-        paper["id"], paper["text"] = paper_id, text
-        for c in paper["cands"]:
-            c["stem"] = stem_phrase(c["text"])
-    judged = [p for p in judged if p["cands"]]
+    judged, _, _ = context.described(args.cache)
     cached, top_layers = lower(judged, args.top)
     sources = sorted({p["source"] for p in judged})
     group = {source: n % 5 for n, source in enumerate(sources)}

@@ -38,8 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import context  # noqa: E402
-import frontier  # noqa: E402
-from frontier import CODES, DEV, accepted, choose, listed_by_authors, measure, rows, trees  # noqa: E402
+from frontier import CODES, accepted, choose, listed_by_authors, measure, rows, trees  # noqa: E402
 
 GRID = dict(t=(0.8, 0.7, 0.6, 0.5), w=(4, 8))
 RESAMPLINGS = 1000
@@ -226,19 +225,9 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/keyphrases3-frontier"))
     parser.add_argument("--table", type=Path, help="Write both tables here (Markdown).")
     args = parser.parse_args()
-    from tagger.corpus.evaluate import stem_phrase
     from tagger.language.keyphrases import AcceptanceModel
 
-    judged = frontier.describe(HERE / "judged.jsonl", args.cache)
-    dev = frontier.describe(DEV, args.cache)
-    listed = frontier.listed_papers(args.cache)
-    groups = ((judged, HERE / "judged.jsonl"), (dev, DEV), (listed, args.cache / "listed.jsonl"))
-    for papers, path in groups:
-        for paper, (paper_id, text) in zip(papers, context.read(path), strict=True):
-            paper["id"], paper["text"] = paper_id, text
-            for c in paper["cands"]:
-                c["stem"] = stem_phrase(c["text"])
-    judged, dev, listed = ([p for p in papers if p["cands"]] for papers, _ in groups)
+    judged, dev, listed = context.described(args.cache)
     for papers in (judged, dev, listed):
         context.contextual(papers, 96)
 
