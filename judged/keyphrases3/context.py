@@ -41,7 +41,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import frontier  # noqa: E402
-from frontier import CODES, DEV, accepted, choose, listed_by_authors, measure, rows, trees  # noqa: E402
+from frontier import CODES, DEV, choose, measure  # noqa: E402
+from models import scores, unit  # noqa: E402
 
 ROOT = HERE.parent.parent
 CORPUS = ("corpus-2020-2023", "iclr2024-topics", "iclr2025-keywords")
@@ -160,87 +161,6 @@ def neighbourhood(groups: list[list[dict]], cache: Path) -> None:
                     written,
                 ]
             )
-
-
-def unit(rows_: np.ndarray) -> np.ndarray:
-    rows_ = np.asarray(rows_, dtype=np.float32)
-    return rows_ / np.linalg.norm(rows_, axis=-1, keepdims=True)
-
-
-def embedded_with(paper: dict) -> np.ndarray:
-    return np.column_stack([paper["ctx"], unit(np.stack([c["vec"] for c in paper["cands"]]))])
-
-
-def regression(papers: list[dict], target):
-    from sklearn.linear_model import LogisticRegression
-
-    return LogisticRegression(max_iter=3000).fit(
-        np.vstack([embedded_with(p) for p in papers]), np.concatenate([target(p) for p in papers])
-    )
-
-
-def scores(judged, dev, listed, *, context: bool, near: bool):
-    """The readers' model on the open papers (held out by source) and on dev, and the authors'
-    model on both, with the chosen columns."""
-    sources = sorted({p["source"] for p in judged})
-
-    def columns(paper, fitted):
-        parts = [rows(paper)]
-        if near:
-            parts.append(paper["near"])
-        if context:
-            parts.append(fitted)
-        return np.column_stack(parts)
-
-    zeros = lambda p: np.zeros(len(p["cands"]))  # noqa: E731
-    readers_oof = {i: zeros(p) for i, p in enumerate(judged)}
-    if context:
-        for source in sources:
-            fitted = regression([p for p in judged if p["source"] != source], accepted)
-            for i, p in enumerate(judged):
-                if p["source"] == source:
-                    readers_oof[i] = fitted.predict_proba(embedded_with(p))[:, 1]
-        on_all = regression(judged, accepted)
-    on_dev = [on_all.predict_proba(embedded_with(p))[:, 1] if context else zeros(p) for p in dev]
-    held = {}
-    for source in sources:
-        train = [i for i, p in enumerate(judged) if p["source"] != source]
-        model = trees(
-            np.vstack([columns(judged[i], readers_oof[i]) for i in train]),
-            np.concatenate([accepted(judged[i]) for i in train]),
-        )
-        for i, p in enumerate(judged):
-            if p["source"] == source:
-                held[i] = model.predict_proba(columns(p, readers_oof[i]))[:, 1]
-    model = trees(
-        np.vstack([columns(p, readers_oof[i]) for i, p in enumerate(judged)]),
-        np.concatenate([accepted(p) for p in judged]),
-    )
-    readers = (
-        [held[i] for i in range(len(judged))],
-        [model.predict_proba(columns(p, s))[:, 1] for p, s in zip(dev, on_dev, strict=True)],
-    )
-    # the authors' model: its regression out of fold over five folds of the listed papers
-    fold = np.arange(len(listed)) % 5
-    listed_oof = {n: zeros(p) for n, p in enumerate(listed)}
-    if context:
-        for f in range(5):
-            fitted = regression(
-                [p for n, p in enumerate(listed) if fold[n] != f], listed_by_authors
-            )
-            for n, p in enumerate(listed):
-                if fold[n] == f:
-                    listed_oof[n] = fitted.predict_proba(embedded_with(p))[:, 1]
-        on_listed = regression(listed, listed_by_authors)
-    model = trees(
-        np.vstack([columns(p, listed_oof[n]) for n, p in enumerate(listed)]),
-        np.concatenate([listed_by_authors(p) for p in listed]),
-    )
-    listing = lambda p: model.predict_proba(  # noqa: E731
-        columns(p, on_listed.predict_proba(embedded_with(p))[:, 1] if context else zeros(p))
-    )[:, 1]
-    authors = ([listing(p) for p in judged], [listing(p) for p in dev])
-    return readers, authors
 
 
 def measured(judged, dev, picked_judged, picked_dev) -> dict:

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import context  # noqa: E402
 import frontier  # noqa: E402
-import margins  # noqa: E402
+import models  # noqa: E402
 from frontier import accepted, choose, measure, rows, trees  # noqa: E402
 
 TOKENS = 256
@@ -167,26 +167,26 @@ def main() -> int:
     cached, top_layers = lower(judged, args.top)
     sources = sorted({p["source"] for p in judged})
     group = {source: n % 5 for n, source in enumerate(sources)}
-    score = margins.out_of_fold(
+    score = models.out_of_fold(
         cached,
         [group[p["source"]] for p in judged],
         lambda papers: fine_tuned(papers, top_layers, args.epochs),
         scored,
     )
-    by_source = {s: margins.coded([p for p in judged if p["source"] != s]) for s in sources}
+    by_source = {s: models.coded([p for p in judged if p["source"] != s]) for s in sources}
 
     def columns(n: int) -> np.ndarray:
         paper, s = judged[n], score[n]
         return np.column_stack(
             [
                 rows(paper),
-                margins.coded_prior(paper, by_source[paper["source"]]),
+                models.coded_prior(paper, by_source[paper["source"]]),
                 np.nan_to_num(s, nan=-1.0),
                 ~np.isnan(s),
             ]
         )
 
-    held = margins.out_of_fold(
+    held = models.out_of_fold(
         list(range(len(judged))),
         [p["source"] for p in judged],
         lambda ns: trees(

@@ -6,7 +6,7 @@ combined ranking of context.py is from 0.11.0 once chance is counted (a paired b
 Measured as frontier.py and context.py measure (the same simulation of the choice; open papers
 held out by source; ICLR 2026 dev held out by source; the sealed papers not read), every ranking
 with context.py's context of the opening (the first 96 words, the passage tagger already embeds).
-The two priors, each a few more columns for the trees:
+The two priors, each a few more columns for the trees (models.py fits the models that read them):
 
 - **coded**: how the judges coded the same phrase (by its Porter-stemmed words) in the papers of
   the *other* sources: how many times it was coded, and its smoothed shares of GEN and ACCEPT.
@@ -29,8 +29,6 @@ import argparse
 import itertools
 import sys
 import warnings
-from collections import Counter
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,144 +36,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import context  # noqa: E402
-from frontier import CODES, accepted, choose, listed_by_authors, measure, rows, trees  # noqa: E402
+import models  # noqa: E402
+from frontier import CODES, choose, measure  # noqa: E402
 
 GRID = dict(t=(0.8, 0.7, 0.6, 0.5), w=(4, 8))
 RESAMPLINGS = 1000
-# the smoothing of the priors: as if a phrase never seen had been seen this often at these shares
-CODED_WEIGHT, GEN_SHARE, ACCEPT_SHARE = 2.0, 0.70, 0.20
-LISTED_WEIGHT, LISTED_SHARE = 5.0, 0.02
-
-
-def out_of_fold(
-    papers: Sequence[dict],
-    fold: Sequence,
-    fit: Callable[[list[dict]], object],
-    apply: Callable[[object, dict], np.ndarray],
-) -> list[np.ndarray]:
-    """Each paper's ``apply(model, paper)`` with the model ``fit`` on the papers of other folds."""
-    out: list = [None] * len(papers)
-    for f in sorted(set(fold)):
-        model = fit([p for p, g in zip(papers, fold, strict=True) if g != f])
-        for n, (p, g) in enumerate(zip(papers, fold, strict=True)):
-            if g == f:
-                out[n] = apply(model, p)
-    return out
-
-
-def coded(papers: Sequence[dict]) -> tuple[Counter, Counter, Counter]:
-    """How often each stemmed phrase was coded in ``papers``, and how often GEN and ACCEPT."""
-    seen, generic, accept = Counter(), Counter(), Counter()
-    for paper in papers:
-        for c in paper["cands"]:
-            if c["label"] is not None:
-                seen[c["stem"]] += 1
-                generic[c["stem"]] += c["label"] == "generic"
-                accept[c["stem"]] += c["label"] == "accept"
-    return seen, generic, accept
-
-
-def coded_prior(paper: dict, counts: tuple[Counter, Counter, Counter]) -> np.ndarray:
-    seen, generic, accept = counts
-    return np.array(
-        [
-            [
-                np.log1p(seen[c["stem"]]),
-                (generic[c["stem"]] + CODED_WEIGHT * GEN_SHARE) / (seen[c["stem"]] + CODED_WEIGHT),
-                (accept[c["stem"]] + CODED_WEIGHT * ACCEPT_SHARE)
-                / (seen[c["stem"]] + CODED_WEIGHT),
-            ]
-            for c in paper["cands"]
-        ]
-    )
-
-
-def listing(papers: Sequence[dict]) -> tuple[Counter, Counter]:
-    """How many of ``papers`` carry each stemmed phrase as a candidate, and how many list it."""
-    seen, listed = Counter(), Counter()
-    for paper in papers:
-        for c, y in zip(paper["cands"], listed_by_authors(paper), strict=True):
-            seen[c["stem"]] += 1
-            listed[c["stem"]] += int(y)
-    return seen, listed
-
-
-def listed_prior(paper: dict, counts: tuple[Counter, Counter]) -> np.ndarray:
-    seen, listed = counts
-    return np.array(
-        [
-            [
-                np.log1p(seen[c["stem"]]),
-                (listed[c["stem"]] + LISTED_WEIGHT * LISTED_SHARE)
-                / (seen[c["stem"]] + LISTED_WEIGHT),
-            ]
-            for c in paper["cands"]
-        ]
-    )
-
-
-def probability(model, paper: dict) -> np.ndarray:
-    return model.predict_proba(context.embedded_with(paper))[:, 1]
-
-
-def readers_scores(judged: list[dict], dev: list[dict], *, prior: bool):
-    """The readers' model: trees over the features, the context's regression (out of fold by
-    source) and, with ``prior``, the coded prior of the other sources; held out by source on
-    the open papers, fitted on all of them for dev."""
-    sources = [p["source"] for p in judged]
-    regression = out_of_fold(
-        judged, sources, lambda ps: context.regression(ps, accepted), probability
-    )
-    on_dev = context.regression(judged, accepted)
-    by_source = {s: coded([p for p in judged if p["source"] != s]) for s in set(sources)}
-    everyone = coded(judged)
-
-    def columns(paper, fitted, counts):
-        parts = [rows(paper), fitted]
-        if prior:
-            parts.append(coded_prior(paper, counts))
-        return np.column_stack(parts)
-
-    at = {id(p): n for n, p in enumerate(judged)}
-    own = lambda p: columns(p, regression[at[id(p)]], by_source[p["source"]])  # noqa: E731
-
-    def fit(papers):
-        return trees(
-            np.vstack([own(p) for p in papers]), np.concatenate([accepted(p) for p in papers])
-        )
-
-    held = out_of_fold(judged, sources, fit, lambda m, p: m.predict_proba(own(p))[:, 1])
-    model = fit(judged)
-    return held, [
-        model.predict_proba(columns(p, probability(on_dev, p), everyone))[:, 1] for p in dev
-    ]
-
-
-def authors_scores(listed: list[dict], judged: list[dict], dev: list[dict], *, prior: bool):
-    """The authors' model: trees over the features, the context's regression fitted to what the
-    authors list and, with ``prior``, the listed prior; fitted on the listed papers (their
-    regression and prior out of fold, five folds), applied to the open papers and dev."""
-    fold = [n % 5 for n in range(len(listed))]
-    regression = out_of_fold(
-        listed, fold, lambda ps: context.regression(ps, listed_by_authors), probability
-    )
-    counts = out_of_fold(listed, fold, listing, lambda c, p: c)
-    on_others, everyone = context.regression(listed, listed_by_authors), listing(listed)
-
-    def columns(paper, fitted, prior_counts):
-        parts = [rows(paper), fitted]
-        if prior:
-            parts.append(listed_prior(paper, prior_counts))
-        return np.column_stack(parts)
-
-    model = trees(
-        np.vstack([columns(p, regression[n], counts[n]) for n, p in enumerate(listed)]),
-        np.concatenate([listed_by_authors(p) for p in listed]),
-    )
-    apply = lambda p: model.predict_proba(  # noqa: E731
-        columns(p, probability(on_others, p), everyone)
-    )[:, 1]
-    return [apply(p) for p in judged], [apply(p) for p in dev]
 
 
 def per_paper(papers: list[dict], picks: list[list[int]]) -> np.ndarray:
@@ -257,11 +122,12 @@ def main() -> int:
     points = {}
     for prior in (False, True):
         kind = "coded and listed priors" if prior else "no prior"
-        readers_j, readers_d = readers_scores(judged, dev, prior=prior)
+        (readers_j, readers_d), (authors_j, authors_d) = models.scores(
+            judged, dev, listed, context=True, priors=prior
+        )
         show(
             f"readers' model, context (the opening), {kind}, strict", rows_of(readers_j, readers_d)
         )
-        authors_j, authors_d = authors_scores(listed, judged, dev, prior=prior)
         for t, w in itertools.product(*GRID.values()):
 
             def combined(papers, olds, readers, authors, t=t, w=w):
