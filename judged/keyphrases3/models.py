@@ -134,13 +134,16 @@ def scores(judged, dev, listed, *, context: bool, near: bool = False, priors: bo
 
     sources = [p["source"] for p in judged]
     if context:
-        coded_fit = out_of_fold(judged, sources, lambda ps: regression(ps, accepted), probability)
+        readers_fit = out_of_fold(judged, sources, lambda ps: regression(ps, accepted), probability)
         on_all = regression(judged, accepted)
-    by_source = {s: coded([p for p in judged if p["source"] != s]) for s in set(sources)}
-    all_coded = coded(judged)
+    if priors:
+        by_source = {s: coded([p for p in judged if p["source"] != s]) for s in set(sources)}
+        all_coded = coded(judged)
     at = {id(p): n for n, p in enumerate(judged)}
     own = lambda p: columns(  # noqa: E731
-        p, coded_fit[at[id(p)]] if context else None, lambda: coded_prior(p, by_source[p["source"]])
+        p,
+        readers_fit[at[id(p)]] if context else None,
+        lambda: coded_prior(p, by_source[p["source"]]),
     )
 
     def fit(papers):
