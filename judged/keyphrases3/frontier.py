@@ -48,7 +48,6 @@ def describe(path: Path, cache: Path) -> list[dict]:
     from tagger.config import TaggerConfig
     from tagger.corpus.judged import Judgment
     from tagger.io.readers import read_papers
-    from tagger.language.keyphrases import surface
     from tagger.records import source_of
     from tagger.tagging.reading import Reader
     from tagger.taxonomy.loading import load_taxonomy
@@ -63,16 +62,14 @@ def describe(path: Path, cache: Path) -> list[dict]:
     for start in range(0, len(papers), 32):
         batch = papers[start : start + 32]
         texts, analyses = wide.analyse(batch)
-        for paper, (found, analysis, rows, vectors, _) in zip(
-            batch, wide.keyphrases._describe(texts, analyses, None, score=False), strict=True
-        ):
+        for paper, read in zip(batch, wide.keyphrases.described(texts, analyses), strict=True):
             judged = Judgment.of_paper(paper)
             candidates = []
-            for key, features in rows.items():
-                text = surface(found[key], analysis)
+            for key, features in read.described.items():
+                text = read.shown[key]
                 label = judged.phrase_label(text) if judged else None
                 candidates.append(
-                    dict(key=key, text=text, f=features, vec=vectors[key], label=label)
+                    dict(key=key, text=text, f=features, vec=read.vectors[key], label=label)
                 )
             described.append(
                 dict(

@@ -22,12 +22,10 @@ R@k = matches / keywords, F1 averaged over papers that have keywords.
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +35,7 @@ from ..io.display import progress_bar
 from ..io.files import check_outputs, open_output
 from ..io.jsonl import JsonlWriter
 from ..io.tagged import Skip, read_tagged, sniff_tagged
+from ..language.text import stem_phrase
 from ..records import AreaTag, Paper, TaggedPaper
 from ..taxonomy.schemes import SUBTOPIC, schemes
 
@@ -179,22 +178,6 @@ def area_report(
         per_label=[LabelStats(lb, support[lb], predicted[lb], correct[lb]) for lb in labels],
         confusions=[(g, p, c) for (g, p), c in confusions.most_common(top_confusions)],
     )
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("porter")
-
-
-_SPLIT = re.compile(r"[^0-9a-z]+")
-
-
-def stem_phrase(phrase: str) -> str:
-    """'Graph Neural Networks' -> 'graph neural network': lower-case, split, Porter-stem."""
-    words = [w for w in _SPLIT.split(phrase.lower()) if w]
-    return " ".join(_stemmer().stemWords(words))
 
 
 def keyphrase_f1(predicted: Sequence[str], gold: Sequence[str], k: int) -> float:

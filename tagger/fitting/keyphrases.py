@@ -73,9 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     rows: list[tuple[int, dict[str, float], int]] = []  # paper, features, accepted
     unjudged = 0
-    for i, described in enumerate(found):
-        for text, features in described.values():
-            label = judged[i].phrase_label(text) if judged[i] else None
+    for i, paper in enumerate(found):
+        for key, features in paper.described.items():
+            label = judged[i].phrase_label(paper.shown[key]) if judged[i] else None
             if label is None:
                 unjudged += 1
                 continue

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -50,6 +51,12 @@ class _BlockEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), 384), dtype=np.float32)
+        for block, ran in self._blocks(texts):
+            out[block] = self._vectors(ran)[: len(block)]
+        return out
+
+    def _blocks(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        """Each block of texts (their indices) and what :meth:`_run` made of it."""
         groups: dict[int, list[int]] = {}
         for index, length in enumerate(self._lengths(texts)):
             groups.setdefault(length, []).append(index)
@@ -57,17 +64,27 @@ class _BlockEmbedder:
             rows = 1 if length > 64 else self.block
             for start in range(0, len(indices), rows):
                 block = indices[start : start + rows]
-                filled = block + [block[0]] * (rows - len(block))
-                out[block] = self._run(filled)[: len(block)]
-        return out
+                yield block, self._run(block + [block[0]] * (rows - len(block)))
 
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         raise NotImplementedError
 
     def _run(self, indices: list[int]) -> np.ndarray:
-        """Unit vectors of the texts at ``indices`` of the last ``_lengths`` call, all of one
-        token length."""
+        """What the model makes of the texts at ``indices`` of the last ``_lengths`` call, all
+        of one token length: unit vectors, or hidden states :meth:`_vectors` pools."""
         raise NotImplementedError
+
+    def _vectors(self, ran: np.ndarray) -> np.ndarray:
+        return ran
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """A text's last hidden states, one row per token, and each token's characters in the text
+    (``offsets``: start, end; the special tokens' are (0, 0))."""
+
+    hidden: np.ndarray
+    offsets: Sequence[tuple[int, int]]
 
 
 class MiniLMEmbedder(_BlockEmbedder):
@@ -130,6 +147,7 @@ class OnnxEmbedder(_BlockEmbedder):
         self.name = f"{EMBEDDING_MODEL_ID} ({self.backend})"
         self._loaded = None
         self._ids: list[list[int]] = []
+        self._offsets: list[list[tuple[int, int]]] = []
 
     def _load(self):
         if self._loaded is None:
@@ -137,16 +155,32 @@ class OnnxEmbedder(_BlockEmbedder):
             self._loaded = _load_onnx(where, self.quantised, self.threads, self.max_seq_length)
         return self._loaded
 
+    def embed_with_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenStates]]:
+        """:meth:`embed`'s vectors, and each text's last hidden states token by token, from
+        the same run (what language.keyphrases reads a phrase's context from)."""
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        states: list[TokenStates] = [None] * len(texts)  # type: ignore[list-item]
+        for block, hidden in self._blocks(texts):
+            out[block] = self._vectors(hidden)[: len(block)]
+            for row, index in enumerate(block):
+                states[index] = TokenStates(hidden[row], self._offsets[index])
+        return out, states
+
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         tokenizer, _ = self._load()
-        self._ids = [encoding.ids for encoding in tokenizer.encode_batch(list(texts))]
+        encodings = tokenizer.encode_batch(list(texts))
+        self._ids = [encoding.ids for encoding in encodings]
+        self._offsets = [encoding.offsets for encoding in encodings]
         return [len(ids) for ids in self._ids]
 
     def _run(self, indices: list[int]) -> np.ndarray:
         _, session = self._load()
         ids = np.array([self._ids[i] for i in indices], dtype=np.int64)
         (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
-        return vectors.unit_rows(vectors.pooled(hidden))  # every token is real: none is padding
+        return hidden
+
+    def _vectors(self, ran: np.ndarray) -> np.ndarray:
+        return vectors.unit_rows(vectors.pooled(ran))  # every token is real: none is padding
 
 
 class StaticEmbedder:

@@ -29,15 +29,17 @@ from typing import Any
 import numpy as np
 
 from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
+from ..errors import ModelError
 from ..io import packaged
 from ..io.files import ByContent
 from ..records import Keyphrase, Span
 from .candidates import _GENERIC_HEADS, Candidate, candidates
 from .context import Context
-from .embedders import Embedder
+from .embedders import Embedder, TokenStates
 from .embedding_cache import CachedEmbedder
+from .readers import ReadersRanking, opening_contexts
 from .specificity import Specificity
-from .text import Analysis, is_acronym, spells
+from .text import Analysis, is_acronym, spells, stem_phrase
 from .trees import Trees
 from .vectors import fixed, similarities
 
@@ -65,6 +67,21 @@ _TYPICAL_SIMILARITY = 0.22
 
 
 @dataclass(frozen=True)
+class Described:
+    """A paper's shortlisted candidates and what the models read of them."""
+
+    found: dict[str, Candidate]
+    analysis: Analysis
+    described: dict[str, dict[str, float]]  # each candidate's features (PHRASE_FEATURES)
+    shown: dict[str, str]  # each one's text as shown
+    vectors: dict[str, np.ndarray]  # phrase embeddings, by normalised form (of the whole batch)
+    # each one's context in the opening beside its embedding (language.readers), one row each
+    # in the order of ``described``, where the opening's hidden states were read
+    embedded: np.ndarray | None
+    likely: list[float]  # the old model's probability of each, where scored
+
+
+@dataclass(frozen=True)
 class AcceptanceModel:
     """The probability that a reader accepts a candidate as a keyphrase of its paper: gradient-
     boosted trees over PHRASE_FEATURES, fitted to the judged keyphrase set (judged/keyphrases.md) by
@@ -72,6 +89,9 @@ class AcceptanceModel:
 
     accept: Trees
     about: dict[str, Any]
+    # the readers' ranking (language.readers), in a model that has one: the list is ranked by
+    # it, each phrase listed once, and ``score`` is its readers' probability
+    ranking: ReadersRanking | None = None
 
     @classmethod
     def load(
@@ -90,9 +110,14 @@ class AcceptanceModel:
         trees = self.accept.as_dict()
         head = {"names": trees["names"], "baseline": trees["baseline"]}
         lines = ",\n".join(json.dumps(tree, separators=(",", ":")) for tree in trees["trees"])
+        ranking = (
+            f',\n"ranking": {json.dumps(self.ranking.as_dict(), separators=(",", ":"))}'
+            if self.ranking
+            else ""
+        )
         text = (
             f'{{"about": {json.dumps(self.about, indent=1)},\n"accept": '
-            f'{json.dumps(head)[:-1]}, "trees": [\n{lines}\n]}}}}\n'
+            f'{json.dumps(head)[:-1]}, "trees": [\n{lines}\n]}}{ranking}}}\n'
         )
         Path(path).write_text(text, encoding="utf-8")
 
@@ -101,8 +126,11 @@ def _parse_model(data: bytes) -> AcceptanceModel:
     """The keyphrase model in a file's bytes; ValueError if they hold none."""
     try:
         found = json.loads(data.decode("utf-8"))
+        ranking = found.get("ranking")
         return AcceptanceModel(
-            Trees.from_dict(found["accept"], PHRASE_FEATURES), found.get("about", {})
+            Trees.from_dict(found["accept"], PHRASE_FEATURES),
+            found.get("about", {}),
+            ReadersRanking.from_dict(ranking, PHRASE_FEATURES) if ranking else None,
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(repr(exc)) from None
@@ -176,53 +204,61 @@ class KeyphraseExtractor:
         docs: Sequence[str],
         analyses: Sequence[Analysis],
         doc_embeddings: np.ndarray | None = None,
+        states: Sequence[TokenStates] | None = None,
     ) -> list[list[Keyphrase]]:
         """Keyphrases of each paper, best first; one list per paper, in order.
-        ``doc_embeddings``: the papers' embeddings, one row each, if already made by
-        :meth:`embed_papers`."""
+        ``doc_embeddings``, ``states``: the papers' embeddings, one row each, and their openings'
+        hidden states, if already made by :meth:`embed_openings`."""
         results = []
-        for found, analysis, described, vectors, likely in self._describe(
-            docs, analyses, doc_embeddings
-        ):
+        ranking = self.model.ranking
+        for paper in self._describe(docs, analyses, doc_embeddings, states):
+            found, analysis = paper.found, paper.analysis
+            if ranking is None:
+                order, scores = paper.likely, paper.likely
+            else:
+                stems = [stem_phrase(paper.shown[key]) for key in paper.described]
+                order, scores = ranking.rank(
+                    list(paper.described.values()), paper.likely, paper.embedded, stems
+                )
+            score_of = dict(zip(paper.described, scores, strict=True))
             ranked = sorted(
-                zip(likely, described, strict=True), key=lambda pair: (-pair[0], pair[1])
+                zip(order, paper.described, strict=True), key=lambda pair: (-pair[0], pair[1])
             )
+            strict = ranking is not None
+            chosen = _choose(ranked, found, paper.vectors, self.config, analysis, strict=strict)
             results.append(
                 [
                     Keyphrase(
-                        text=surface(found[key], analysis),
+                        text=paper.shown[key],
                         normalized=key,
-                        score=round(p, 4),
+                        score=round(score_of[key], 4),
                         spans=found[key].spans,
                     )
-                    for p, key in _choose(ranked, found, vectors, self.config, analysis)
+                    for _, key in chosen
                 ]
             )
         return results
 
     def described(
-        self, docs: Sequence[str], analyses: Sequence[Analysis]
-    ) -> list[dict[str, tuple[str, dict[str, float]]]]:
-        """Every shortlisted candidate of each paper, by normalised form: its text as shown and
-        the features the acceptance model reads (what ``python -m tagger.fitting.keyphrases``
-        fits the model to)."""
-        return [
-            {key: (surface(found[key], analysis), row) for key, row in described.items()}
-            for found, analysis, described, _, _ in self._describe(
-                docs, analyses, None, score=False
-            )
-        ]
+        self, docs: Sequence[str], analyses: Sequence[Analysis], *, contexts: bool = False
+    ) -> list[Described]:
+        """Every shortlisted candidate of each paper, with what the models read of it (what
+        ``python -m tagger.fitting.keyphrases`` and ``.keyphrase_ranking`` fit them to); with
+        ``contexts``, its context in the opening too."""
+        return list(self._describe(docs, analyses, None, None, score=False, contexts=contexts))
 
     def _describe(
         self,
         docs: Sequence[str],
         analyses: Sequence[Analysis],
         doc_embeddings: np.ndarray | None,
+        states: Sequence[TokenStates] | None,
         *,
         score: bool = True,
-    ) -> Iterator[tuple[dict[str, Candidate], Analysis, dict[str, dict[str, float]], dict, list]]:
-        """Per paper: its shortlisted candidates, its analysis, each one's features, each one's
-        embedding, and (with ``score``) the probability of each, in the order of the features."""
+        contexts: bool | None = None,
+    ) -> Iterator[Described]:
+        """Per paper: its shortlisted candidates and what the models read of them, and (with
+        ``score``) the old model's probability of each."""
         config = self.config
         per_doc: list[dict[str, Candidate]] = []
         rows_of: list[dict[str, dict[str, float]]] = []
@@ -242,19 +278,20 @@ class KeyphraseExtractor:
         todo = [i for i, found in enumerate(per_doc) if found]
         scored_of: dict[int, list[tuple[str, float]]] = {}
         vectors: dict[str, np.ndarray] = {}
+        openings = [_opening(doc, config.doc_words) for doc in docs]
+        read_states = self._reads_context if contexts is None else contexts
         if todo:
             vocabulary = sorted({key for i in todo for key in per_doc[i]})
             phrase_embeddings = self._phrases.embed(vocabulary)
-            papers = (
-                doc_embeddings[todo]
-                if doc_embeddings is not None
-                else self.embedder.embed([_opening(docs[i], config.doc_words) for i in todo])
-            )
+            if doc_embeddings is None or (read_states and states is None):
+                doc_embeddings, states = self.embed_openings(docs, states=read_states)
+            if not read_states:
+                states = None
             vectors = dict(zip(vocabulary, phrase_embeddings, strict=True))
-            for i, paper in zip(todo, papers, strict=True):
+            for i in todo:
                 keys = list(per_doc[i])
                 phrases = np.stack([vectors[key] for key in keys])
-                (measured,) = keybert_similarities(paper[None], phrases)
+                (measured,) = keybert_similarities(doc_embeddings[i][None], phrases)
                 scored_of[i] = list(zip(keys, measured, strict=True))
         described_of = []
         for i, rows in enumerate(rows_of):
@@ -264,13 +301,55 @@ class KeyphraseExtractor:
                 described[key] = rows[key]
             described_of.append(described)
         flat = [row for described in described_of for row in described.values()] if score else []
-        likely = iter(self.model.accept.predict(flat).tolist() if flat else [])
-        for found, analysis, described in zip(per_doc, analyses, described_of, strict=True):
-            yield found, analysis, described, vectors, [next(likely) for _ in flat and described]
+        likely = iter(self.model.accept.scores(flat))
+        for i, (found, analysis, described) in enumerate(
+            zip(per_doc, analyses, described_of, strict=True)
+        ):
+            shown = {key: surface(found[key], analysis) for key in described}
+            embedded = None
+            if states is not None and described:
+                hidden = states[i]
+                around = opening_contexts(
+                    hidden.hidden,
+                    hidden.offsets,
+                    openings[i],
+                    [(shown[key], key) for key in described],
+                )
+                embedded = np.column_stack([around, np.stack([vectors[k] for k in described])])
+            yield Described(
+                found,
+                analysis,
+                described,
+                shown,
+                vectors,
+                embedded,
+                [next(likely) for _ in flat and described],
+            )
+
+    @property
+    def _reads_context(self) -> bool:
+        return self.model.ranking is not None
 
     def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
         """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
         return self.embedder.embed([_opening(doc, self.config.doc_words) for doc in docs])
+
+    def embed_openings(
+        self, docs: Sequence[str], *, states: bool | None = None
+    ) -> tuple[np.ndarray, list[TokenStates] | None]:
+        """:meth:`embed_papers`, and with ``states`` (by default: if the keyphrase model reads
+        a phrase's context) the openings' hidden states from the same run."""
+        if not (self._reads_context if states is None else states):
+            return self.embed_papers(docs), None
+        openings = [_opening(doc, self.config.doc_words) for doc in docs]
+        embed_with_states = getattr(self.embedder, "embed_with_states", None)
+        if embed_with_states is None:
+            raise ModelError(
+                "the readers' keyphrase model reads the transformer's hidden states, which the "
+                f"{getattr(self.embedder, 'backend', 'given')} embedder does not give: use the "
+                "onnx-int8 (default) or onnx backend, or the keyphrase model shipped for it"
+            )
+        return embed_with_states(openings)
 
     def _shortlist(
         self, per_doc: list[dict[str, Candidate]], rows_of: list[dict[str, dict[str, float]]]
@@ -347,9 +426,12 @@ def _choose(
     vectors: dict[str, np.ndarray],
     config: TaggerConfig,
     analysis: Analysis,
+    *,
+    strict: bool = False,
 ) -> list[tuple[float, str]]:
     """The ``top_n`` keyphrases, most likely first: without a phrase that overlaps one already
-    chosen (see :func:`_overlap`) nor an acronym beside a phrase it spells ('EvoCF' and
+    chosen (see :func:`_overlap`; ``strict``: that contains or is contained in one, one term
+    listed once) nor an acronym beside a phrase it spells ('EvoCF' and
     'Evolutionary Counterfactual Planning': one term said twice, the likelier kept; see
     :func:`_spelled`), and with ``diversity > 0`` picked by Maximal Marginal
     Relevance over the best 40: each pick maximises ``(1 - diversity) * p - diversity *
@@ -370,7 +452,11 @@ def _choose(
         )
         left.discard(best)
         if any(
-            _overlap(pool[best], pool[k], found)
+            (
+                _contains(pool[best][1], pool[k][1])
+                if strict
+                else _overlap(pool[best], pool[k], found)
+            )
             or _spelled(shown(pool[best][1]), shown(pool[k][1]))
             for k in chosen
         ):
@@ -402,6 +488,11 @@ def _overlap(a: tuple[float, str], b: tuple[float, str], found: dict[str, Candid
 
     alone = [s for s in found[short].spans if not _within(s, found[long].spans)]
     return len(alone) < _ALONE
+
+
+def _contains(a: str, b: str) -> bool:
+    """One of two different phrases contains the other, word for word."""
+    return a != b and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
 def _spelled(a: str, b: str) -> bool:

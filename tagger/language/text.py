@@ -426,3 +426,19 @@ def _best_long_form(short: str, words: list[str]) -> int:
     if not words[-count].lower().startswith(letters[0]):
         return 0
     return count
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
+
+
+_SPLIT = re.compile(r"[^0-9a-z]+")
+
+
+def stem_phrase(phrase: str) -> str:
+    """'Graph Neural Networks' -> 'graph neural network': lower-case, split, Porter-stem."""
+    words = [w for w in _SPLIT.split(phrase.lower()) if w]
+    return " ".join(_stemmer().stemWords(words))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import TaggerConfig
 from ..language import embedders, embedding_cache, vectors
-from ..language.keyphrases import KeyphraseExtractor
+from ..language.keyphrases import Described, KeyphraseExtractor
 from ..language.text import Analysis, analyse, load_spacy, paper_text
 from ..records import Keyphrase, Paper
 from ..taxonomy.model import Taxonomy
@@ -120,8 +120,8 @@ class Reader:
     def read(self, papers: list[Paper]) -> list[Reading]:
         """Each paper read: one spaCy pass, one embedding call for the batch."""
         texts, analyses = self.analyse(papers)
-        embedded = self.keyphrases.embed_papers(texts)
-        keyphrases = self.keyphrases.extract(texts, analyses, embedded)
+        embedded, states = self.keyphrases.embed_openings(texts)
+        keyphrases = self.keyphrases.extract(texts, analyses, embedded, states)
         stored = [vectors.encode(v) for v in embedded]
         return self._readings(papers, analyses, keyphrases, stored)
 
@@ -138,9 +138,9 @@ class Reader:
         texts, analyses = self.analyse(papers)
         return self.keyphrases.extract(texts, analyses)
 
-    def keyphrase_candidates(self, papers: list[Paper]) -> list[dict[str, tuple[str, dict]]]:
-        """Every shortlisted keyphrase candidate of each paper: its text as shown and the
-        features the acceptance model reads (``python -m tagger.fitting.keyphrases``)."""
+    def keyphrase_candidates(self, papers: list[Paper]) -> list[Described]:
+        """Every shortlisted keyphrase candidate of each paper, with what the keyphrase models
+        read of it (``python -m tagger.fitting.keyphrases``, ``.keyphrase_ranking``)."""
         texts, analyses = self.analyse(papers)
         return self.keyphrases.described(texts, analyses)
 

@@ -1,0 +1,201 @@
+"""The readers' ranking of keyphrases: what a reader accepts, weighed with what authors list.
+
+Fitted by ``python -m tagger.fitting.keyphrase_ranking`` to the judged keyphrase set of issue 46
+(judged/keyphrases3: every candidate coded as READING.md's readers code a keyphrase) and to the
+keywords authors chose for 3,279 papers of data/ (judged/keyphrases3/README.md measures it).
+Three models score each candidate:
+
+- **old**: the acceptance model of judged/keyphrases.jsonl (language.keyphrases);
+- **readers**: the probability that a reader codes the phrase ACCEPT (not a broad field, a
+  fragment or noise): trees over the phrase's features, a logistic regression over its
+  **context** (the transformer's last hidden states over its first occurrence in the paper's
+  opening, which KeyBERT's pass over the opening already makes, and the phrase's own embedding:
+  how the paper uses it, "we propose X" against "X have shown"), and how the judges coded the same
+  phrase (Porter-stemmed) in other papers;
+- **authors**: the probability that the authors list it as a keyword: the same kinds of trees
+  and regression fitted to authors' keywords, with how often authors list the phrase where it is
+  a candidate (KEA's keyphraseness).
+
+A candidate ranks by ``old ** t * readers ** (1 - t) * (1 + w * authors)``, times ``single``
+for a one-word phrase; its ``score`` is the readers' probability. Every number is computed the
+same way on every CPU: the hidden states are (judged/keyphrases3/hidden_cpu.py), the context is
+their mean added token by token in float64, and the regression's sum runs in a fixed order
+(language.vectors).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .trees import Trees
+from .vectors import pooled, row_sums, unit_rows
+
+# The columns the readers' and the authors' trees read beside the phrase's features.
+READER_COLUMNS = ("reading", "coded", "coded_generic", "coded_accept")
+AUTHOR_COLUMNS = ("listing", "listed", "listed_share")
+# The priors' smoothing: a phrase never seen counts as seen this often at these shares.
+CODED_WEIGHT, GENERIC_SHARE, ACCEPT_SHARE = 2.0, 0.70, 0.20
+LISTED_WEIGHT, LISTED_SHARE = 5.0, 0.02
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A logistic regression: ``sigmoid(weights . row + bias)``, its sum over the row added
+    pairwise in a fixed order (vectors.row_sums), so the same on every CPU."""
+
+    weights: tuple[float, ...]
+    bias: float
+
+    def probability(self, rows: np.ndarray) -> list[float]:
+        if not len(rows):
+            return []
+        z = row_sums(np.asarray(rows, dtype=np.float64) * np.array(self.weights)) + self.bias
+        return [_sigmoid(value) for value in z.tolist()]
+
+    @classmethod
+    def fitted(cls, rows: np.ndarray, labels: Sequence[int]) -> Linear:
+        """scikit-learn's LogisticRegression (L2, C = 1) fitted to ``rows``."""
+        from sklearn.linear_model import LogisticRegression
+
+        fit = LogisticRegression(max_iter=3000).fit(rows, np.asarray(labels))
+        return cls(tuple(fit.coef_[0].tolist()), float(fit.intercept_[0]))
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def opening_contexts(
+    hidden: np.ndarray,
+    offsets: Sequence[tuple[int, int]],
+    opening: str,
+    written: Sequence[Sequence[str]],
+) -> np.ndarray:
+    """Each phrase's context in the paper's opening: the mean hidden state of the tokens of its
+    first occurrence there (unit length) and a 1, or zeros if it does not occur in the opening.
+    ``written``: per phrase, the forms to look for (as shown, normalised), first found first."""
+    out = np.zeros((len(written), hidden.shape[1] + 1), dtype=np.float32)
+    lower = opening.lower()
+    for row, forms in enumerate(written):
+        tokens = _first_tokens(lower, forms, offsets)
+        if tokens:
+            mean = pooled(hidden[None, tokens])
+            out[row, :-1], out[row, -1] = unit_rows(mean)[0], 1.0
+    return out
+
+
+def _first_tokens(lower: str, forms: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list:
+    for form in forms:
+        found = re.search(r"\b" + re.escape(form.lower()) + r"\b", lower)
+        if found:
+            return [
+                i
+                for i, (a, b) in enumerate(offsets)
+                if b > a and a < found.end() and b > found.start()
+            ]
+    return []
+
+
+@dataclass(frozen=True)
+class Priors:
+    """What a phrase (Porter-stemmed) carries from other papers: how many times the judges
+    coded it and how many of those GEN and ACCEPT; in how many listed papers it was a candidate
+    and in how many the authors listed it."""
+
+    coded: Mapping[str, tuple[int, int, int]]
+    listed: Mapping[str, tuple[int, int]]
+
+    def readers(self, stem: str) -> dict[str, float]:
+        seen, generic, accept = self.coded.get(stem, (0, 0, 0))
+        return {
+            "coded": math.log1p(seen),
+            "coded_generic": (generic + CODED_WEIGHT * GENERIC_SHARE) / (seen + CODED_WEIGHT),
+            "coded_accept": (accept + CODED_WEIGHT * ACCEPT_SHARE) / (seen + CODED_WEIGHT),
+        }
+
+    def authors(self, stem: str) -> dict[str, float]:
+        seen, listed = self.listed.get(stem, (0, 0))
+        return {
+            "listed": math.log1p(seen),
+            "listed_share": (listed + LISTED_WEIGHT * LISTED_SHARE) / (seen + LISTED_WEIGHT),
+        }
+
+
+@dataclass(frozen=True)
+class ReadersRanking:
+    """The readers' and the authors' models and how they are weighed with the old one (the
+    module's docstring)."""
+
+    readers: Trees
+    authors: Trees
+    reading: Linear
+    listing: Linear
+    priors: Priors
+    t: float = 0.7
+    w: float = 4.0
+    single: float = 0.6
+
+    def rank(
+        self,
+        rows: Sequence[Mapping[str, float]],
+        old: Sequence[float],
+        embedded: np.ndarray,
+        stems: Sequence[str],
+    ) -> tuple[list[float], list[float]]:
+        """Each candidate's place in the ranking (higher first) and its readers' probability.
+        ``rows``: its features; ``old``: the old model's probability; ``embedded``: its context
+        (:func:`opening_contexts`) beside its own embedding, one row each."""
+        reading = self.reading.probability(embedded)
+        listing = self.listing.probability(embedded)
+        readers = self.readers.scores(
+            [
+                {**row, "reading": r, **self.priors.readers(stem)}
+                for row, r, stem in zip(rows, reading, stems, strict=True)
+            ]
+        )
+        authors = self.authors.scores(
+            [
+                {**row, "listing": a, **self.priors.authors(stem)}
+                for row, a, stem in zip(rows, listing, stems, strict=True)
+            ]
+        )
+        ranks = [
+            o**self.t * r ** (1 - self.t) * (1 + self.w * a) * (self.single if row["single"] else 1)
+            for o, r, a, row in zip(old, readers, authors, rows, strict=True)
+        ]
+        return ranks, readers
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "t": self.t,
+            "w": self.w,
+            "single": self.single,
+            "readers": self.readers.as_dict(),
+            "authors": self.authors.as_dict(),
+            "reading": {"weights": list(self.reading.weights), "bias": self.reading.bias},
+            "listing": {"weights": list(self.listing.weights), "bias": self.listing.bias},
+            "coded": {stem: list(c) for stem, c in sorted(self.priors.coded.items())},
+            "listed": {stem: list(c) for stem, c in sorted(self.priors.listed.items())},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], features: Sequence[str]) -> ReadersRanking:
+        return cls(
+            readers=Trees.from_dict(data["readers"], (*features, *READER_COLUMNS)),
+            authors=Trees.from_dict(data["authors"], (*features, *AUTHOR_COLUMNS)),
+            reading=Linear(tuple(data["reading"]["weights"]), float(data["reading"]["bias"])),
+            listing=Linear(tuple(data["listing"]["weights"]), float(data["listing"]["bias"])),
+            priors=Priors(
+                {stem: tuple(c) for stem, c in data["coded"].items()},
+                {stem: tuple(c) for stem, c in data["listed"].items()},
+            ),
+            t=float(data["t"]),
+            w=float(data["w"]),
+            single=float(data["single"]),
+        )
