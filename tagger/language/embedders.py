@@ -112,6 +112,27 @@ class MiniLMEmbedder(_BlockEmbedder):
             self._texts, truncation=True, max_length=self.max_seq_length, return_length=True
         )["length"]
 
+    def embed_with_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenStates]]:
+        """:meth:`embed`'s vectors, and each text's last hidden states token by token (a second
+        pass, text by text: this backend is a reference, not a fast path)."""
+        out = self.embed(texts)
+        offsets = self.model.tokenizer(
+            list(texts),
+            truncation=True,
+            max_length=self.max_seq_length,
+            return_offsets_mapping=True,
+        )["offset_mapping"]
+        states = [
+            TokenStates(
+                self.model.encode(
+                    text, output_value="token_embeddings", show_progress_bar=False
+                ).numpy(),
+                [tuple(pair) for pair in offset],
+            )
+            for text, offset in zip(texts, offsets, strict=True)
+        ]
+        return out, states
+
     def _run(self, indices: list[int]) -> np.ndarray:
         return self.model.encode(
             [self._texts[i] for i in indices],

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from ..config import EMBEDDING_BACKENDS, TaggerConfig, packaged_fit
-from ..errors import ModelError
 from ..io import packaged
 from ..io.files import ByContent
 from ..records import Keyphrase, Span
@@ -210,7 +209,7 @@ class KeyphraseExtractor:
         ``doc_embeddings``, ``states``: the papers' embeddings, one row each, and their openings'
         hidden states, if already made by :meth:`embed_openings`."""
         results = []
-        ranking = self.model.ranking
+        ranking = self._ranking
         for paper in self._describe(docs, analyses, doc_embeddings, states):
             found, analysis = paper.found, paper.analysis
             if ranking is None:
@@ -327,8 +326,16 @@ class KeyphraseExtractor:
             )
 
     @property
+    def _ranking(self) -> ReadersRanking | None:
+        """The model's readers' ranking, if it has one and the embedder gives the hidden states
+        it reads (the transformer's backends do; an embedder of one's own, in another space,
+        ranks as the old model does)."""
+        ranking = self.model.ranking
+        return ranking if hasattr(self.embedder, "embed_with_states") else None
+
+    @property
     def _reads_context(self) -> bool:
-        return self.model.ranking is not None
+        return self._ranking is not None
 
     def embed_papers(self, docs: Sequence[str]) -> np.ndarray:
         """The papers' embeddings, as keyphrases are ranked against: of their opening words."""
@@ -337,19 +344,13 @@ class KeyphraseExtractor:
     def embed_openings(
         self, docs: Sequence[str], *, states: bool | None = None
     ) -> tuple[np.ndarray, list[TokenStates] | None]:
-        """:meth:`embed_papers`, and with ``states`` (by default: if the keyphrase model reads
-        a phrase's context) the openings' hidden states from the same run."""
+        """:meth:`embed_papers`, and with ``states`` (by default: if the keyphrases are ranked
+        by the readers' ranking) the openings' hidden states from the same run (the embedder's
+        ``embed_with_states``)."""
         if not (self._reads_context if states is None else states):
             return self.embed_papers(docs), None
         openings = [_opening(doc, self.config.doc_words) for doc in docs]
-        embed_with_states = getattr(self.embedder, "embed_with_states", None)
-        if embed_with_states is None:
-            raise ModelError(
-                "the readers' keyphrase model reads the transformer's hidden states, which the "
-                f"{getattr(self.embedder, 'backend', 'given')} embedder does not give: use the "
-                "onnx-int8 (default) or onnx backend, or the keyphrase model shipped for it"
-            )
-        return embed_with_states(openings)
+        return self.embedder.embed_with_states(openings)
 
     def _shortlist(
         self, per_doc: list[dict[str, Candidate]], rows_of: list[dict[str, dict[str, float]]]

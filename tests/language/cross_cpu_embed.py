@@ -10,13 +10,15 @@ the CLI are not what differs between CPUs, and under emulation they cost minutes
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from tagger.language.embedders import OnnxEmbedder, StaticEmbedder
-from tagger.language.keyphrases import _opening, keybert_similarities
+from tagger.language.keyphrases import AcceptanceModel, _opening, keybert_similarities
+from tagger.language.readers import opening_contexts
 from tagger.language.vectors import area_codes, cosines, encode, similarities
 
 PHRASES = [
@@ -50,6 +52,21 @@ def main(data: str, n: int) -> None:
         stored = [encode(v) for v in papers_v]
         show(f"{kind} stored", np.array([s.encode() for s in stored]))
         show(f"{kind} area cosines", cosines(stored, area_codes(phrases_v)))
+    # the readers' ranking's reading of each phrase in each opening: the hidden states, each
+    # phrase's context in the opening, and the two regressions over it and the phrase's vector
+    ranking = AcceptanceModel.load().ranking
+    embedder = OnnxEmbedder()
+    papers_v, states = embedder.embed_with_states(texts)
+    phrases_v = embedder.embed(PHRASES)
+    for k, (text, state) in enumerate(zip(texts, states, strict=True)):
+        show(f"hidden states {k}", state.hidden)
+        own = re.findall(r"[A-Za-z]{4,}", text)[3]  # a word of the opening: found there
+        forms = [(own,)] + [(phrase,) for phrase in PHRASES]
+        around = opening_contexts(state.hidden, state.offsets, text, forms)
+        embedded = np.column_stack([around, np.vstack([embedder.embed([own]), phrases_v])])
+        show(f"contexts {k}", around)
+        show(f"reading {k}", np.array(ranking.reading.probability(embedded)))
+        show(f"listing {k}", np.array(ranking.listing.probability(embedded)))
 
 
 if __name__ == "__main__":
