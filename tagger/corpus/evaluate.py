@@ -251,6 +251,7 @@ class Evaluation:
     areas: list[AreaReport]
     keyphrases: dict[str, dict[str, float]]  # system -> {"F1@5": ., "F1@10": ., top_shape}
     keyword_papers: int
+    keywords_known: int = 0  # of them, papers whose keywords the keyphrase ranking was fitted to
     seconds: float | None = None  # time spent tagging, when this run tagged
     known: dict[str, int] = field(default_factory=dict)  # labelled papers the model saw, by how
     unseen: list[AreaReport] = field(default_factory=list)  # the areas on the other papers
@@ -264,6 +265,7 @@ class Evaluation:
             "areas": [r.as_dict() for r in self.areas],
             "keyphrases": self.keyphrases,
             "keyword_papers": self.keyword_papers,
+            "keywords_known_to_the_keyphrase_ranking": self.keywords_known,
             "tagging_seconds": None if self.seconds is None else round(self.seconds, 2),
             "known_to_the_model": self.known,
             "unseen": [r.as_dict() for r in self.unseen],
@@ -304,7 +306,18 @@ def evaluate_file(
         references=refs,
         seconds=seconds,
         known=tagger.learned.model.known(r.paper.abstract for r in records),
+        keywords_read=keywords_read(tagger, records),
     )
+
+
+def keywords_read(tagger: Tagger, records: Sequence[TaggedPaper]) -> list[bool]:
+    """Whether the keyphrase ranking's fit read each paper's authors' keywords (its authors'
+    model was fitted to them: language.readers), by abstract_key."""
+    from ..tagging.neighbours import abstract_key
+
+    about = tagger.reader.keyphrases.model.about.get("ranking", {})
+    read = set(about.get("listed_keys", ()))
+    return [bool(read) and abstract_key(r.paper.abstract) in read for r in records]
 
 
 def tagged_records(
@@ -371,12 +384,15 @@ def evaluate_records(
     references: dict[str, Sequence[Sequence[str]]] | None = None,
     seconds: float | None = None,
     known: Sequence[str] | None = None,
+    keywords_read: Sequence[bool] | None = None,
 ) -> Evaluation:
     """Metrics over tagged records; the author's label is the paper's field ``gold_field``.
 
     ``references`` maps a reference system's name to its keyphrases for each record, in order.
     ``known`` says for each record what the model knows of its paper (FittedModel.known): the
-    areas are then measured on the papers it does not know as well.
+    areas are then measured on the papers it does not know as well. ``keywords_read`` says for
+    each whether the keyphrase ranking was fitted to its keywords: tagger's keyphrases are then
+    measured on the papers whose keywords it never read as well.
     """
     if scheme not in schemes():
         raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(schemes())}")
@@ -398,6 +414,19 @@ def evaluate_records(
         | top_shape(predicted)
         for name, predicted in systems.items()
     }
+    read = [bool(r) and bool(g) for r, g in zip(keywords_read or [], gold_keywords, strict=False)]
+    if any(read):
+        other = [n for n, g in enumerate(gold_keywords) if g and not read[n]]
+        predicted = [systems["tagger"][n] for n in other]
+        keyphrases[f"tagger, on the {len(other)} whose keywords no fit read"] = {
+            f"F1@{k}": round(
+                mean_keyphrase_f1(
+                    zip(predicted, [gold_keywords[n] for n in other], strict=True), k
+                ),
+                4,
+            )
+            for k in (5, 10)
+        } | top_shape(predicted)
     return Evaluation(
         source=source,
         scheme=scheme,
@@ -406,6 +435,7 @@ def evaluate_records(
         areas=reports,
         keyphrases=keyphrases,
         keyword_papers=sum(1 for g in gold_keywords if g),
+        keywords_known=sum(read),
         seconds=seconds,
         known=dict(sorted(seen.items())),
         unseen=[_areas(unseen, scheme, level) for level in levels] if seen and unseen else [],
@@ -510,6 +540,13 @@ def render(evaluation: Evaluation, *, per_label: int = 30) -> str:
                 f"| {name} | {s['F1@5']:.3f} | {s['F1@10']:.3f} | {s['single_words']:.3f} | "
                 f"{s['contained']:.3f} | {s['acronym_and_expansion']:.3f} |"
             )
+        if e.keywords_known:
+            lines += [
+                "",
+                f"Of the {e.keyword_papers} papers with keywords, {e.keywords_known} had their "
+                "keywords read by the keyphrase ranking's fit (its authors' model: in sample, "
+                "optimistic); the last row is on the others.",
+            ]
     for r in areas:
         lines += [
             "",

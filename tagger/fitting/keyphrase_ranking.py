@@ -1,8 +1,8 @@
 """Fit the readers' keyphrase ranking (language.readers) to the judged keyphrases of issue 46 and
 to the keywords authors chose, measure it held out by source, and write it.
 
-    python -m tagger.fitting.keyphrase_ranking   # -> tagger/data/keyphrases-readers.json
-    python -m tagger.fitting.keyphrase_ranking --report judged/keyphrases3/ranking.md --no-write
+    python -m tagger.fitting.keyphrase_ranking   # -> the ranking of tagger/data/keyphrases.json
+    python -m tagger.fitting.keyphrase_ranking --report docs/keyphrase-ranking.md --no-write
 
 Every candidate of every paper is described as the ranking reads it: the keyphrase model's
 features, the old model's probability, its context in the opening beside its own embedding, its
@@ -42,7 +42,7 @@ from ..corpus.evaluate import mean_keyphrase_f1, top_shape
 from ..corpus.judged import Judgment, evaluate_judged, render_judged
 from ..io.files import sha256
 from ..io.readers import read_papers
-from ..language.keyphrases import PHRASE_FEATURES, AcceptanceModel
+from ..language.keyphrases import DEFAULT_MODEL, PHRASE_FEATURES, AcceptanceModel
 from ..language.readers import (
     AUTHOR_COLUMNS,
     READER_COLUMNS,
@@ -53,6 +53,7 @@ from ..language.readers import (
 from ..language.text import stem_phrase
 from ..language.trees import fitted_trees
 from ..records import Paper, TaggedPaper, source_of
+from ..tagging.neighbours import abstract_key
 from ..tagging.reading import Reader
 from ..taxonomy.loading import load_taxonomy
 from .weighing import PROVENANCE
@@ -65,7 +66,7 @@ LISTED = tuple(
     for name in ("iclr2024-topics", "iclr2025-keywords", "corpus-2020-2023")
 )
 DEV = ROOT / "data" / "iclr2026-dev.jsonl"
-OUT = ROOT / "tagger" / "data" / "keyphrases-readers.json"
+OUT = ROOT / "tagger" / "data" / DEFAULT_MODEL
 FOLDS = 5
 READER_NAMES = (*PHRASE_FEATURES, *READER_COLUMNS)
 AUTHOR_NAMES = (*PHRASE_FEATURES, *AUTHOR_COLUMNS)
@@ -109,13 +110,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m tagger.fitting.keyphrase_ranking", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--judged", default=str(JUDGED), help="The judged keyphrase set.")
-    parser.add_argument("--out", default=str(OUT), help="Where the model goes.")
+    parser.add_argument(
+        "--out",
+        default=str(OUT),
+        help="The keyphrase model file whose ranking is fitted (its acceptance model, "
+        "python -m tagger.fitting.keyphrases's, is kept): the packaged one by default.",
+    )
     parser.add_argument("--report", default=None, help="Also write the figures here (Markdown).")
     parser.add_argument("--no-write", action="store_true", help="Measure only; keep the model.")
     args = parser.parse_args(argv)
     config = TaggerConfig()
     taxonomy = load_taxonomy()
-    old = AcceptanceModel.load()
+    found = AcceptanceModel.load(args.out)
+    old = AcceptanceModel(found.accept, {k: v for k, v in found.about.items() if k != "ranking"})
     judged_papers = list(read_papers(args.judged))
     left_out = {json.loads(line)["id"] for line in DRAWN.open(encoding="utf-8")}
     left_out |= {paper.id for paper in read_papers(DEV)}
@@ -207,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "judged_sha256": sha256(args.judged),
                 "listed": [path.name for path in LISTED],
                 "listed_papers": len(listed_papers),
+                # whose keywords the authors' model read (tagger eval says so of them)
+                "listed_keys": sorted({abstract_key(p.abstract) for p in listed_papers}),
                 "date": datetime.date.today().isoformat(),
                 "held_out": {
                     k: v for k, v in report.keyphrases.as_dict().items() if k != "by_source"

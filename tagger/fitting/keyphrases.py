@@ -5,6 +5,9 @@ by source, and write it.
     python -m tagger.fitting.keyphrases --report docs/keyphrase-calibration.md --no-write
     python -m tagger.fitting.keyphrases --embedding-backend static   # the fast mode's
 
+The readers' ranking a model file holds (language.readers; fitted by
+``python -m tagger.fitting.keyphrase_ranking``) is kept when the file is written again.
+
 Every noun-phrase candidate of every paper whose phrase was judged is a row of
 language.keyphrases.PHRASE_FEATURES, labelled 1 if it was judged ``accept``, and gradient-boosted
 trees are fitted to the rows (language.trees.TREE_SETTINGS). Before fitting on everything, the
@@ -134,7 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 k: v for k, v in report.keyphrases.as_dict().items() if k != "by_source"
             },
         }
-        replace(model, about=about).save(args.out)
+        kept = AcceptanceModel.load(args.out) if Path(args.out).exists() else None
+        if kept and kept.ranking:  # the readers' ranking reads no output of this model: kept
+            about["ranking"] = kept.about.get("ranking", {})
+        replace(model, about=about, ranking=kept.ranking if kept else None).save(args.out)
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

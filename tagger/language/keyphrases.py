@@ -109,16 +109,28 @@ class AcceptanceModel:
         trees = self.accept.as_dict()
         head = {"names": trees["names"], "baseline": trees["baseline"]}
         lines = ",\n".join(json.dumps(tree, separators=(",", ":")) for tree in trees["trees"])
-        ranking = (
-            f',\n"ranking": {json.dumps(self.ranking.as_dict(), separators=(",", ":"))}'
-            if self.ranking
-            else ""
-        )
+        ranking = f',\n"ranking": {_lines(self.ranking.as_dict())}' if self.ranking else ""
         text = (
             f'{{"about": {json.dumps(self.about, indent=1)},\n"accept": '
             f'{json.dumps(head)[:-1]}, "trees": [\n{lines}\n]}}{ranking}}}\n'
         )
         Path(path).write_text(text, encoding="utf-8")
+
+
+def _lines(ranking: dict[str, Any]) -> str:
+    """The ranking as JSON a diff can read: a line for each part, and for each prior's phrase."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    parts = []
+    for key, value in ranking.items():
+        if key in ("coded", "listed"):
+            value = "{\n" + ",\n".join(f"{compact(k)}:{compact(v)}" for k, v in value.items())
+            parts.append(f"{compact(key)}: {value}\n}}")
+        else:
+            parts.append(f"{compact(key)}: {compact(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}"
 
 
 def _parse_model(data: bytes) -> AcceptanceModel:

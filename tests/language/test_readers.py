@@ -116,3 +116,39 @@ def test_an_embedder_without_hidden_states_ranks_as_the_old_model_does(nlp):
     ranked = KeyphraseExtractor(hash_embedder, TaggerConfig())
     ranked.model = AcceptanceModel(old.accept, old.about, _small_ranking())
     assert ranked.extract(texts, analyses) == plain.extract(texts, analyses)
+
+
+def test_embed_with_states_gives_embeds_vectors_and_each_tokens_state(embedder, torch_embedder):
+    texts = ["Graph neural networks for molecules.", ABSTRACT]
+    for backend in (embedder, torch_embedder):
+        vectors, states = backend.embed_with_states(texts)
+        assert np.array_equal(vectors, backend.embed(texts))
+        for text, state in zip(texts, states, strict=True):
+            assert state.hidden.shape == (len(state.offsets), 384)
+            assert text[slice(*state.offsets[1])] == text.split()[0]  # after [CLS]
+    onnx, reference = (b.embed_with_states(texts)[1][1].hidden for b in (embedder, torch_embedder))
+    cosine = (
+        (onnx * reference).sum(1) / np.linalg.norm(onnx, axis=1) / np.linalg.norm(reference, axis=1)
+    )
+    assert cosine.min() > 0.95  # the 7-bit model's states are torch's, nearly
+
+
+def test_the_readers_ranking_lists_each_term_once_with_a_readers_probability(nlp, embedder):
+    model = AcceptanceModel.load()
+    assert model.ranking is not None  # the shipped model ranks as readers read
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    title = "Rotation-Invariant Message Passing for Molecules"
+    analyses = [analyse(nlp(paper_text(title, ABSTRACT)), title, ABSTRACT)]
+    [listed] = extractor.extract([paper_text(title, ABSTRACT)], analyses)
+    keys = [k.normalized for k in listed]
+    assert len(keys) >= 5
+    assert not any(a != b and f" {a} " in f" {b} " for a in keys for b in keys), keys
+    assert all(0.0 <= k.score <= 1.0 for k in listed)
+    # the broad fields the paper only compares against are not what it lists first
+    assert not {"large language model", "deep learning"} & set(keys[:3]), keys
+    # the same keyphrases, alone or in a batch, with or without the vector already made
+    texts = [paper_text(title, ABSTRACT), "Diffusion models denoise images with a learned score."]
+    both = [analyses[0], analyse(nlp(texts[1]), None, texts[1])]
+    assert extractor.extract(texts, both)[0] == listed
+    vectors, states = extractor.embed_openings(texts)
+    assert extractor.extract(texts, both, vectors, states)[0] == listed
