@@ -179,10 +179,13 @@ class Keyphrase(BaseModel):
     )
     score: float = Field(
         description="In [0, 1] (tagger 0.4.0 on; earlier versions wrote a cosine plus bonuses): "
-        "the probability that a reader accepts the phrase as a keyphrase of the "
-        "paper: gradient-boosted trees over KeyBERT's cosine similarity of phrase and paper, where "
-        "and how often the phrase occurs, and how specific its words are in ICLR abstracts, "
-        "fitted to the judged keyphrase set (judged/keyphrases.md).",
+        "the probability that a reader accepts the phrase as a keyphrase of the paper. From "
+        "0.12.0 the readers' model's (fitted to judged/keyphrases3, coded as readers code: "
+        "language.readers), where the paper's list is ranked by it weighed with what authors "
+        "list, so a later phrase may score higher; before, and in the fast mode, gradient-"
+        "boosted trees over KeyBERT's cosine similarity of phrase and paper, where and how "
+        "often the phrase occurs, and how specific its words are, fitted to "
+        "judged/keyphrases.jsonl, by which the list is ranked.",
     )
     spans: list[Span] = Field(
         description="Every place the phrase or one of its variants occurs, as offsets into the "

@@ -174,7 +174,9 @@ def render_phrases(report: PhraseReport, source: str) -> str:
             [
                 "The keyphrase model that ranked these was fitted on these very judgments, so the "
                 "figures are optimistic; `python -m tagger.fitting.keyphrases` measures "
-                "each source held out (docs/keyphrase-calibration.md).",
+                "each source held out (docs/keyphrase-calibration.md), and `python -m "
+                "tagger.fitting.keyphrase_ranking` the readers' ranking "
+                "(docs/keyphrase-ranking.md).",
                 "",
             ]
             if report.in_sample

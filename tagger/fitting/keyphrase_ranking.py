@@ -190,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         [
             f"# The readers' keyphrase ranking on {Path(args.judged).name}",
             "",
+            "Made by `python -m tagger.fitting.keyphrase_ranking --report "
+            "docs/keyphrase-ranking.md`, which also writes the ranking into "
+            "tagger/data/keyphrases.json (language.readers says what it is).",
+            "",
             f"{len(judged_papers)} judged papers ({sum(len(p.stems) for p in judged)} "
             f"candidates); the authors' model on {len(listed_papers)} papers of data/ with "
             f"keywords ({sum(len(p.stems) for p in authored)} candidates).",

@@ -11,8 +11,10 @@ measure, the cosine similarity of its embedding and the paper's, rounded to four
 KeyBERT rounds it (computed here, in integers, so that it is the same on every CPU:
 language.vectors; tests/language/test_keyphrases.py checks it against ``KeyBERT.extract_keywords``
 given the same candidates and embeddings). The acceptance model (fitted to
-judged/keyphrases.jsonl) turns that and what else is known about the phrase into its score; the
-list is chosen most likely first, without redundant pairs, with MMR for variety.
+judged/keyphrases.jsonl) turns that and what else is known about the phrase into a probability;
+where its file holds the readers' ranking (language.readers, the packaged model's), that ranks
+the list and gives the score, each term listed once; the list is chosen best first, without
+redundant pairs, with MMR for variety.
 """
 
 from __future__ import annotations
@@ -101,8 +103,12 @@ class AcceptanceModel:
         return _MODELS.load(path or packaged.data_dir(packaged_fit(DEFAULT_MODEL, backend)))
 
     def fitted_on(self, path: str | Path) -> bool:
-        """Whether this model was fitted on the judged keyphrase set in the file at ``path``."""
-        return packaged.fitted_on(self.about, path)
+        """Whether this model, or its readers' ranking, was fitted on the judged keyphrase set in
+        the file at ``path``."""
+        ranking = self.about.get("ranking") if self.ranking else None
+        return packaged.fitted_on(self.about, path) or bool(
+            ranking and packaged.fitted_on(ranking, path)
+        )
 
     def save(self, path: str | Path) -> None:
         """Write the model: what it was fitted on, readable; then one line per tree."""
@@ -190,10 +196,13 @@ class KeyphraseExtractor:
     first ``doc_words`` words), rounded to four decimals (:func:`keybert_similarities`). The
     acceptance model (:class:`AcceptanceModel`) turns that, where and how often the
     phrase occurs, whether it is a whole noun phrase, and how specific its words are in the
-    corpus (language.specificity), into a probability: the keyphrase's ``score``. The list is chosen
-    best first, leaving out a phrase that contains, or is contained in, one already chosen unless
-    both are likely (p >= 0.8) and the shorter one also occurs twice on its own; with
-    ``diversity > 0``, Maximal Marginal Relevance then trades probability for variety. Only the
+    corpus (language.specificity), into a probability. The readers' ranking (language.readers),
+    where the model has one and the embedder gives hidden states, ranks by that, the readers'
+    and the authors' models, and the readers' probability is the keyphrase's ``score``;
+    otherwise the probability ranks and is the score. The list is chosen best first, leaving out
+    a phrase that contains, or is contained in, one already chosen (by the ranking: always; else
+    unless both are likely, p >= 0.8, and the shorter one also occurs twice on its own); with
+    ``diversity > 0``, Maximal Marginal Relevance then trades the rank for variety. Only the
     ``max_candidates`` most likely before embedding are embedded. Phrase embeddings are cached
     across the run; a batch of papers is embedded at once.
     """

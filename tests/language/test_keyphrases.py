@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.language.candidates import candidates
-from tagger.language.keyphrases import KeyphraseExtractor
+from tagger.language.keyphrases import AcceptanceModel, KeyphraseExtractor
 from tagger.language.text import analyse, paper_text
 
 ABSTRACT = (
@@ -112,7 +113,6 @@ def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
     first = [k.normalized for k in result[0]]
     assert len(first) == 5
     assert {"policy gradient", "reinforcement learning", "policy gradient method"} & set(first[:3])
-    assert [k.score for k in result[0]] == sorted((k.score for k in result[0]), reverse=True)
     assert all(0.0 <= k.score <= 1.0 for r in result for k in r)  # a probability
     assert any("diffusion" in k.normalized for k in result[1][:2])
 
@@ -174,7 +174,9 @@ def test_the_surface_form_is_the_abstracts_not_the_titles_capitals(nlp, embedder
 
 
 def test_a_phrase_and_its_part_are_listed_together_only_when_both_carry_weight(nlp, embedder):
+    """Where the first model ranks (no readers' ranking: the fast mode's, an own embedder's)."""
     extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=10))
+    extractor.model = replace(AcceptanceModel.load(), ranking=None)
     docs = [
         "Deep reinforcement learning for robust control: robust reinforcement learning agents "
         "learn robust policies with reinforcement learning from robust rewards.",
