@@ -233,7 +233,7 @@ class KeyphraseExtractor:
         ranking = self._ranking
         for paper in self._describe(docs, analyses, doc_embeddings, states):
             found, analysis = paper.found, paper.analysis
-            if ranking is None:
+            if ranking is None or not paper.described:
                 order, scores = paper.likely, paper.likely
             else:
                 stems = [stem_phrase(paper.shown[key]) for key in paper.described]
