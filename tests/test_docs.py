@@ -138,3 +138,23 @@ def test_the_keyphrase_frontiers_rows_are_the_ones_its_script_wrote(heading, tab
     ]
     assert len(quoted) >= at_least
     assert [line for line in quoted if line not in written] == []
+
+
+def test_the_readers_ranking_pages_give_what_the_packaged_model_records():
+    """docs/keyphrase-ranking.md's held-out figures are those its fit recorded in the packaged
+    model, and the explanation's weights and counts are the model's."""
+    from tagger.language.keyphrases import AcceptanceModel
+
+    model = AcceptanceModel.load()
+    recorded = model.about["ranking"]
+    held_out = recorded["held_out"]
+    page = (ROOT / "docs" / "keyphrase-ranking.md").read_text(encoding="utf-8")
+    codes = ", ".join(f"{code} {share:.3f}" for code, share in held_out["read_as_readers"].items())
+    assert f"): {codes}." in page
+    assert f"F1@5 {held_out['f1_at_5']:.3f}." in page
+    assert f"on {recorded['listed_papers']} papers of data/ with keywords" in page
+    how = " ".join((ROOT / "docs" / "explanation" / "how-it-works.md").read_text().split())
+    r = model.ranking
+    assert f"`old ** {r.t:g} * readers ** {1 - r.t:g} * (1 + {r.w:g} * authors)`" in how
+    assert f"a single word's rank times {r.single:g}" in how
+    assert f"the keywords authors chose for {recorded['listed_papers']:,} papers" in how
