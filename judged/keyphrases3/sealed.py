@@ -23,10 +23,9 @@ def main() -> int:
     args = parser.parse_args()
     from tagger.config import TaggerConfig
     from tagger.corpus.judged import evaluate_judged, render_judged
-    from tagger.fitting.weighing import PROVENANCE
+    from tagger.fitting.keyphrases import with_keyphrases
     from tagger.io.readers import read_papers
     from tagger.language.keyphrases import AcceptanceModel
-    from tagger.records import TaggedPaper
     from tagger.tagging.reading import Reader
     from tagger.taxonomy.loading import load_taxonomy
 
@@ -41,10 +40,7 @@ def main() -> int:
     ):
         reader.keyphrases.model = model
         listed = reader.extract_keyphrases(papers)
-        records = [
-            TaggedPaper(paper=p, keyphrases=k, tags=[], facets=[], provenance=PROVENANCE)
-            for p, k in zip(papers, listed, strict=True)
-        ]
+        records = [with_keyphrases(p, k) for p, k in zip(papers, listed, strict=True)]
         parts.append(render_judged(evaluate_judged(records, taxonomy, source=name)))
     text = "\n".join(parts)
     print(text)

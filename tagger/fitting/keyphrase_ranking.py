@@ -56,7 +56,7 @@ from ..records import Paper, TaggedPaper, source_of
 from ..tagging.neighbours import abstract_key
 from ..tagging.reading import Reader
 from ..taxonomy.loading import load_taxonomy
-from .weighing import PROVENANCE
+from .keyphrases import with_keyphrases
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGED = ROOT / "judged" / "keyphrases3" / "judged.jsonl"
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reader.keyphrases.model = replace(old, ranking=ranking)
         papers = [p for p in judged_papers if source_of(p) == source]
         listed_of = reader.extract_keyphrases(papers)
-        held_out += [_with(p, kps) for p, kps in zip(papers, listed_of, strict=True)]
+        held_out += [with_keyphrases(p, kps) for p, kps in zip(papers, listed_of, strict=True)]
     report = evaluate_judged(held_out, taxonomy, source="each source held out in turn")
     ranking = ReadersRanking(
         readers_fit.trees(judged, READER_NAMES, lambda fold: True),
@@ -316,12 +316,6 @@ def _fitted(
 def _linear(papers: Sequence[Described]) -> Linear:
     return Linear.fitted(
         np.vstack([p.embedded for p in papers]), np.concatenate([p.target for p in papers])
-    )
-
-
-def _with(paper: Paper, keyphrases: list) -> TaggedPaper:
-    return TaggedPaper(
-        paper=paper, keyphrases=keyphrases, tags=[], facets=[], provenance=PROVENANCE
     )
 
 

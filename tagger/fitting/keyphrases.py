@@ -95,12 +95,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         test = [i for i, p in enumerate(papers) if source_of(p) == source]
         reader.keyphrases.model = fit({i for i in range(len(papers)) if i not in test})
         phrases = reader.extract_keyphrases([papers[i] for i in test])
-        held_out += [_with(papers[i], kps) for i, kps in zip(test, phrases, strict=True)]
+        held_out += [with_keyphrases(papers[i], kps) for i, kps in zip(test, phrases, strict=True)]
     report = evaluate_judged(held_out, taxonomy, source="each source held out in turn")
     model = fit(set(range(len(papers))))
     reader.keyphrases.model = model
     everything = evaluate_judged(
-        [_with(p, kps) for p, kps in zip(papers, reader.extract_keyphrases(papers), strict=True)],
+        [
+            with_keyphrases(p, kps)
+            for p, kps in zip(papers, reader.extract_keyphrases(papers), strict=True)
+        ],
         taxonomy,
         source="fitted on all, measured on all (optimistic)",
     )
@@ -145,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _with(paper: Paper, keyphrases: list) -> TaggedPaper:
+def with_keyphrases(paper: Paper, keyphrases: list) -> TaggedPaper:
+    """The paper as a tagged line carrying only its keyphrases (what a judged report reads)."""
     return TaggedPaper(
         paper=paper, keyphrases=keyphrases, tags=[], facets=[], provenance=PROVENANCE
     )
