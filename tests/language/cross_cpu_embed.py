@@ -40,9 +40,14 @@ def main(data: str, n: int) -> None:
         digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
         print(f"{name} {digest}", flush=True)
 
+    states = []
     for embedder in (StaticEmbedder(), OnnxEmbedder()):
         kind = embedder.backend
-        papers_v, phrases_v = embedder.embed(texts), embedder.embed(PHRASES)
+        if isinstance(embedder, OnnxEmbedder):  # its hidden states too, from the same run
+            papers_v, states = embedder.embed_with_states(texts)
+        else:
+            papers_v = embedder.embed(texts)
+        phrases_v = embedder.embed(PHRASES)
         for k, row in enumerate(papers_v):
             show(f"{kind} paper {k}", row)
         for k, row in enumerate(phrases_v):
@@ -54,10 +59,8 @@ def main(data: str, n: int) -> None:
         show(f"{kind} area cosines", cosines(stored, area_codes(phrases_v)))
     # the readers' ranking's reading of each phrase in each opening: the hidden states, each
     # phrase's context in the opening, and the two regressions over it and the phrase's vector
+    # (``embedder``, ``phrases_v``, ``states``: the ONNX model's, the loop's last)
     ranking = AcceptanceModel.load().ranking
-    embedder = OnnxEmbedder()
-    papers_v, states = embedder.embed_with_states(texts)
-    phrases_v = embedder.embed(PHRASES)
     for k, (text, state) in enumerate(zip(texts, states, strict=True)):
         show(f"hidden states {k}", state.hidden)
         own = re.findall(r"[A-Za-z]{4,}", text)[3]  # a word of the opening: found there
