@@ -4,10 +4,9 @@ to the keywords authors chose, measure it held out by source, and write it.
     python -m tagger.fitting.keyphrase_ranking   # -> the ranking of tagger/data/keyphrases.json
     python -m tagger.fitting.keyphrase_ranking --report docs/keyphrase-ranking.md --no-write
 
-Every candidate of every paper is described as the ranking reads it: the keyphrase model's
-features, the old model's probability, its context in the opening beside its own embedding, its
-Porter-stemmed words. Then, as judged/keyphrases3/models.py fits them for the frontier's
-measurements:
+Every candidate of every paper (no shortlist) is described as the ranking reads it: the keyphrase
+model's features, its context in the opening beside its own embedding, its Porter-stemmed words.
+Then, as judged/keyphrases3/models.py fits them for the frontier's measurements:
 
 - **the readers' model**, on the judged papers (judged/keyphrases3/judged.jsonl; the sealed ones
   are in another file, never read here): a logistic regression over the context rows, fitted to
@@ -19,9 +18,14 @@ measurements:
   authors list the phrase, out of fold over five folds, with KEA's keyphraseness of the phrase
   in the other folds.
 
-Before writing, each source of the judged papers is listed by a ranking whose readers' parts
-were fitted on the other sources (the authors' model never saw a judged paper), through the
-whole of tagger's extraction, and measured as `tagger eval --judged` measures.
+The ranking weighs them with the acceptance model the file already holds as margins.md's chosen
+point does (``T``, ``W``, ``SINGLE``: chosen on the open papers and dev). Before writing, each
+source of the judged papers is listed by a ranking whose readers' parts were fitted on the other
+sources (the authors' model never saw a judged paper), through the whole of tagger's extraction
+(its shortlist of ``max_candidates`` included), and measured as `tagger eval --judged` measures;
+as in the frontier's measurements, the regression column the held-out trees were fitted on was
+made, for each other source, by a regression fitted on every source but that one (so on the held-out
+source too: nesting the folds would fit 22 times as many regressions).
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ LISTED = tuple(
 )
 DEV = ROOT / "data" / "iclr2026-dev.jsonl"
 OUT = ROOT / "tagger" / "data" / DEFAULT_MODEL
-FOLDS = 5
+LISTED_FOLDS = 5
+T, W, SINGLE = 0.7, 4.0, 0.6  # judged/keyphrases3/margins.md's point (README: "Shipped in 0.12.0")
 READER_NAMES = (*PHRASE_FEATURES, *READER_COLUMNS)
 AUTHOR_NAMES = (*PHRASE_FEATURES, *AUTHOR_COLUMNS)
 
@@ -141,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     judged = _described(wide, judged_papers, [source_of(p) for p in judged_papers], coded)
     authored = _described(
-        wide, listed_papers, [str(n % FOLDS) for n in range(len(listed_papers))], listed
+        wide, listed_papers, [str(n % LISTED_FOLDS) for n in range(len(listed_papers))], listed
     )
     authors_fit = _fitted(
         authored, _listed_counts, lambda c, s: Priors({}, c).authors(s), "listing"
@@ -158,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             readers_fit.linear[source],
             listing,
             Priors(readers_fit.counts[source], listed_counts),
+            T,
+            W,
+            SINGLE,
         )
         reader.keyphrases.model = replace(old, ranking=ranking)
         papers = [p for p in judged_papers if source_of(p) == source]
@@ -170,6 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _linear(judged),
         listing,
         Priors(_coded_counts(judged), listed_counts),
+        T,
+        W,
+        SINGLE,
     )
     dev = [p for p in read_papers(DEV) if p.keywords]
     against = []

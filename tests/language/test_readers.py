@@ -85,6 +85,9 @@ def _small_ranking(seed: int = 0) -> ReadersRanking:
         reading=Linear.fitted(x, labels),
         listing=Linear.fitted(x, labels[::-1]),
         priors=Priors({"graph net": (3, 1, 2)}, {"graph net": (8, 2)}),
+        t=0.7,
+        w=4.0,
+        single=0.6,
     )
 
 
