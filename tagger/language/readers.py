@@ -137,9 +137,9 @@ class ReadersRanking:
     reading: Linear
     listing: Linear
     priors: Priors
-    t: float = 0.7
-    w: float = 4.0
-    single: float = 0.6
+    t: float  # the old model's weight, as an exponent
+    w: float  # the authors' weight
+    single: float  # a one-word phrase's rank is multiplied by this
 
     def rank(
         self,
