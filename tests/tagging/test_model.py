@@ -179,12 +179,17 @@ def test_an_overlays_new_area_is_weighed_by_the_first_stage_and_listed(tmp_path)
 
 
 def test_the_areas_of_a_model_fitted_before_they_were_recorded_are_the_taxonomys(tmp_path):
-    """A model whose record counts its taxonomy's areas without naming them (before 0.11.0)
-    knows them from the taxonomy, when it is the packaged one or kept in the cache."""
-    record = json.loads((FittedModel.load().where / RECORD).read_text())
-    assert "ids" not in record["taxonomy"]  # the packaged model predates the list
+    """A model whose record counts its taxonomy's areas without naming them (before 0.11.0,
+    as the packaged model of 0.11.0 did) knows them from the taxonomy, when it is the packaged
+    one or kept in the cache."""
     from tagger.taxonomy.loading import load_taxonomy
 
+    old = tmp_path / "old"
+    shutil.copytree(FittedModel.load().where, old)
+    record = json.loads((old / RECORD).read_text())
+    del record["taxonomy"]["ids"]
+    (old / RECORD).write_text(json.dumps(record, indent=2))
+    assert FittedModel.load(old).area_ids == {area.id for area in load_taxonomy().areas}
     assert FittedModel.load().area_ids == {area.id for area in load_taxonomy().areas}
     assert FittedModel.load(model_dir(tmp_path / "m", MINI_TAXONOMY)).area_ids == {
         area.id for area in load_taxonomy(MINI_TAXONOMY).areas
