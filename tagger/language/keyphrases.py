@@ -231,15 +231,25 @@ class KeyphraseExtractor:
         hidden states, if already made by :meth:`embed_openings`."""
         results = []
         ranking = self._ranking
-        for paper in self._describe(docs, analyses, doc_embeddings, states):
+        papers = list(self._describe(docs, analyses, doc_embeddings, states))
+        ranked_of = [(paper.likely, paper.likely) for paper in papers]
+        if ranking is not None and any(paper.described for paper in papers):
+            # every paper's candidates at once: a candidate's rank is its own, whatever beside it
+            some = [paper for paper in papers if paper.described]
+            order, scores = ranking.rank(
+                [row for paper in some for row in paper.described.values()],
+                [p for paper in some for p in paper.likely],
+                np.vstack([paper.embedded for paper in some]),
+                [stem_phrase(paper.shown[key]) for paper in some for key in paper.described],
+            )
+            at = 0
+            for n, paper in enumerate(papers):
+                if paper.described:
+                    size = len(paper.described)
+                    ranked_of[n] = (order[at : at + size], scores[at : at + size])
+                    at += size
+        for paper, (order, scores) in zip(papers, ranked_of, strict=True):
             found, analysis = paper.found, paper.analysis
-            if ranking is None or not paper.described:
-                order, scores = paper.likely, paper.likely
-            else:
-                stems = [stem_phrase(paper.shown[key]) for key in paper.described]
-                order, scores = ranking.rank(
-                    list(paper.described.values()), paper.likely, paper.embedded, stems
-                )
             score_of = dict(zip(paper.described, scores, strict=True))
             ranked = sorted(
                 zip(order, paper.described, strict=True), key=lambda pair: (-pair[0], pair[1])

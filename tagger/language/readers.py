@@ -26,7 +26,6 @@ their mean added token by token in float64, and the regression's sum runs in a f
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,14 +91,34 @@ def opening_contexts(
 
 def _first_tokens(lower: str, forms: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list:
     for form in forms:
-        found = re.search(r"\b" + re.escape(form.lower()) + r"\b", lower)
+        found = _whole(lower, form.lower())
         if found:
-            return [
-                i
-                for i, (a, b) in enumerate(offsets)
-                if b > a and a < found.end() and b > found.start()
-            ]
+            start, end = found
+            return [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
     return []
+
+
+def _whole(text: str, form: str) -> tuple[int, int] | None:
+    """Where ``form`` first occurs in ``text`` between word boundaries, as ``re.search(r"\b" +
+    re.escape(form) + r"\b", text)`` finds it (without compiling a pattern per phrase)."""
+    start = text.find(form)
+    while start != -1:
+        end = start + len(form)
+        if _boundary(text, start) and _boundary(text, end):
+            return start, end
+        start = text.find(form, start + 1)
+    return None
+
+
+def _boundary(text: str, at: int) -> bool:
+    """Whether ``\b`` holds at ``at``: a word character on one side only."""
+    before = at > 0 and _word(text[at - 1])
+    after = at < len(text) and _word(text[at])
+    return before != after
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 @dataclass(frozen=True)

@@ -438,6 +438,7 @@ def _stemmer():
 _SPLIT = re.compile(r"[^0-9a-z]+")
 
 
+@lru_cache(maxsize=1 << 16)
 def stem_phrase(phrase: str) -> str:
     """'Graph Neural Networks' -> 'graph neural network': lower-case, split, Porter-stem."""
     words = [w for w in _SPLIT.split(phrase.lower()) if w]

@@ -155,3 +155,15 @@ def test_the_readers_ranking_lists_each_term_once_with_a_readers_probability(nlp
     assert extractor.extract(texts, both)[0] == listed
     vectors, states = extractor.embed_openings(texts)
     assert extractor.extract(texts, both, vectors, states)[0] == listed
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["graph nets", "gnn", "(gnns)", "-based", "nets.", "l2", "_x", "é", "graph", "nets for"],
+)
+def test_a_phrase_is_found_between_word_boundaries_as_the_regular_expression_finds_it(form):
+    from tagger.language.readers import _whole
+
+    text = "graph nets (gnns) -based l2 _x é, graph-nets. we propose gnn-based graph nets for é."
+    found = re.search(r"\b" + re.escape(form) + r"\b", text)
+    assert _whole(text, form) == (found.span() if found else None)
