@@ -65,7 +65,7 @@ def describe(path: Path, cache: Path) -> list[dict]:
         for paper, read in zip(batch, wide.keyphrases.described(texts, analyses), strict=True):
             judged = Judgment.of_paper(paper)
             candidates = []
-            for key, features in read.described.items():
+            for key, features in read.features.items():
                 text = read.shown[key]
                 label = judged.phrase_label(text) if judged else None
                 candidates.append(

@@ -256,14 +256,14 @@ def _described(
         texts, analyses = reader.analyse(batch)
         read = reader.keyphrases.described(texts, analyses, contexts=True)
         for n, (paper, described) in enumerate(zip(batch, read, strict=True)):
-            if not described.described:
+            if not described.features:
                 continue
-            shown = [described.shown[key] for key in described.described]
+            shown = [described.shown[key] for key in described.features]
             codes = coded(paper, shown)
             out.append(
                 Described(
                     folds[start + n],
-                    list(described.described.values()),
+                    list(described.features.values()),
                     described.embedded,
                     [stem_phrase(text) for text in shown],
                     np.array([int(code == "accept") for code in codes]),

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[tuple[int, dict[str, float], int]] = []  # paper, features, accepted
     unjudged = 0
     for i, paper in enumerate(found):
-        for key, features in paper.described.items():
+        for key, features in paper.features.items():
             label = judged[i].phrase_label(paper.shown[key]) if judged[i] else None
             if label is None:
                 unjudged += 1

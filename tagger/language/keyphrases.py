@@ -73,11 +73,11 @@ class Described:
 
     found: dict[str, Candidate]
     analysis: Analysis
-    described: dict[str, dict[str, float]]  # each candidate's features (PHRASE_FEATURES)
+    features: dict[str, dict[str, float]]  # each candidate's (PHRASE_FEATURES), by normalised form
     shown: dict[str, str]  # each one's text as shown
     vectors: dict[str, np.ndarray]  # phrase embeddings, by normalised form (of the whole batch)
     # each one's context in the opening beside its embedding (language.readers), one row each
-    # in the order of ``described``, where the opening's hidden states were read
+    # in the order of ``features``, where the opening's hidden states were read
     embedded: np.ndarray | None
     likely: list[float]  # the old model's probability of each, where scored
 
@@ -233,26 +233,26 @@ class KeyphraseExtractor:
         ranking = self._ranking
         papers = list(self._describe(docs, analyses, doc_embeddings, states))
         ranked_of = [(paper.likely, paper.likely) for paper in papers]
-        if ranking is not None and any(paper.described for paper in papers):
+        if ranking is not None and any(paper.features for paper in papers):
             # every paper's candidates at once: a candidate's rank is its own, whatever beside it
-            some = [paper for paper in papers if paper.described]
+            some = [paper for paper in papers if paper.features]
             order, scores = ranking.rank(
-                [row for paper in some for row in paper.described.values()],
+                [row for paper in some for row in paper.features.values()],
                 [p for paper in some for p in paper.likely],
                 np.vstack([paper.embedded for paper in some]),
-                [stem_phrase(paper.shown[key]) for paper in some for key in paper.described],
+                [stem_phrase(paper.shown[key]) for paper in some for key in paper.features],
             )
             at = 0
             for n, paper in enumerate(papers):
-                if paper.described:
-                    size = len(paper.described)
+                if paper.features:
+                    size = len(paper.features)
                     ranked_of[n] = (order[at : at + size], scores[at : at + size])
                     at += size
         for paper, (order, scores) in zip(papers, ranked_of, strict=True):
             found, analysis = paper.found, paper.analysis
-            score_of = dict(zip(paper.described, scores, strict=True))
+            score_of = dict(zip(paper.features, scores, strict=True))
             ranked = sorted(
-                zip(order, paper.described, strict=True), key=lambda pair: (-pair[0], pair[1])
+                zip(order, paper.features, strict=True), key=lambda pair: (-pair[0], pair[1])
             )
             strict = ranking is not None
             chosen = _choose(ranked, found, paper.vectors, self.config, analysis, strict=strict)
