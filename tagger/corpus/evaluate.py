@@ -406,27 +406,20 @@ def evaluate_records(
     gold_keywords = [r.paper.keywords or [] for r in records]
     systems = {"tagger": [[k.text for k in r.keyphrases] for r in records]}
     systems.update(references or {})
-    keyphrases = {
-        name: {
-            f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold_keywords, strict=True), k), 4)
+
+    def measured(predicted: Sequence[Sequence[str]], gold: Sequence[Sequence[str]]) -> dict:
+        return {
+            f"F1@{k}": round(mean_keyphrase_f1(zip(predicted, gold, strict=True), k), 4)
             for k in (5, 10)
-        }
-        | top_shape(predicted)
-        for name, predicted in systems.items()
-    }
+        } | top_shape(predicted)
+
+    keyphrases = {name: measured(predicted, gold_keywords) for name, predicted in systems.items()}
     read = [bool(r) and bool(g) for r, g in zip(keywords_read or [], gold_keywords, strict=False)]
     if any(read):
         other = [n for n, g in enumerate(gold_keywords) if g and not read[n]]
-        predicted = [systems["tagger"][n] for n in other]
-        keyphrases[f"tagger, on the {len(other)} whose keywords no fit read"] = {
-            f"F1@{k}": round(
-                mean_keyphrase_f1(
-                    zip(predicted, [gold_keywords[n] for n in other], strict=True), k
-                ),
-                4,
-            )
-            for k in (5, 10)
-        } | top_shape(predicted)
+        keyphrases[f"tagger, on the {len(other)} whose keywords no fit read"] = measured(
+            [systems["tagger"][n] for n in other], [gold_keywords[n] for n in other]
+        )
     return Evaluation(
         source=source,
         scheme=scheme,

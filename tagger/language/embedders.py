@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -50,13 +50,12 @@ class _BlockEmbedder:
     max_seq_length = 256
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for block, ran in self._blocks(texts):
-            out[block] = self._vectors(ran)[: len(block)]
-        return out
+        return self._embedded(texts, None)
 
-    def _blocks(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
-        """Each block of texts (their indices) and what :meth:`_run` made of it."""
+    def _embedded(self, texts: Sequence[str], states: list | None) -> np.ndarray:
+        """The texts' unit vectors; given ``states`` (a list as long as ``texts``), each text's
+        :class:`TokenStates` from the same run put in it too."""
+        out = np.zeros((len(texts), 384), dtype=np.float32)
         groups: dict[int, list[int]] = {}
         for index, length in enumerate(self._lengths(texts)):
             groups.setdefault(length, []).append(index)
@@ -64,7 +63,11 @@ class _BlockEmbedder:
             rows = 1 if length > 64 else self.block
             for start in range(0, len(indices), rows):
                 block = indices[start : start + rows]
-                yield block, self._run(block + [block[0]] * (rows - len(block)))
+                ran = self._run(block + [block[0]] * (rows - len(block)))
+                out[block] = self._vectors(ran)[: len(block)]
+                for row, index in enumerate(block if states is not None else ()):
+                    states[index] = self._states(ran, row, index)
+        return out
 
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         raise NotImplementedError
@@ -76,6 +79,10 @@ class _BlockEmbedder:
 
     def _vectors(self, ran: np.ndarray) -> np.ndarray:
         return ran
+
+    def _states(self, ran: np.ndarray, row: int, index: int) -> TokenStates:
+        """The states of the text at ``index``, row ``row`` of what :meth:`_run` made."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -179,13 +186,8 @@ class OnnxEmbedder(_BlockEmbedder):
     def embed_with_states(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenStates]]:
         """:meth:`embed`'s vectors, and each text's last hidden states token by token, from
         the same run (what language.keyphrases reads a phrase's context from)."""
-        out = np.zeros((len(texts), 384), dtype=np.float32)
         states: list[TokenStates] = [None] * len(texts)  # type: ignore[list-item]
-        for block, hidden in self._blocks(texts):
-            out[block] = self._vectors(hidden)[: len(block)]
-            for row, index in enumerate(block):
-                states[index] = TokenStates(hidden[row], self._offsets[index])
-        return out, states
+        return self._embedded(texts, states), states
 
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         tokenizer, _ = self._load()
@@ -202,6 +204,9 @@ class OnnxEmbedder(_BlockEmbedder):
 
     def _vectors(self, ran: np.ndarray) -> np.ndarray:
         return vectors.unit_rows(vectors.pooled(ran))  # every token is real: none is padding
+
+    def _states(self, ran: np.ndarray, row: int, index: int) -> TokenStates:
+        return TokenStates(ran[row], self._offsets[index])
 
 
 class StaticEmbedder:

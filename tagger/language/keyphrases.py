@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -249,13 +249,13 @@ class KeyphraseExtractor:
                     ranked_of[n] = (order[at : at + size], scores[at : at + size])
                     at += size
         for paper, (order, scores) in zip(papers, ranked_of, strict=True):
-            found, analysis = paper.found, paper.analysis
+            found = paper.found
             score_of = dict(zip(paper.features, scores, strict=True))
             ranked = sorted(
                 zip(order, paper.features, strict=True), key=lambda pair: (-pair[0], pair[1])
             )
             strict = ranking is not None
-            chosen = _choose(ranked, found, paper.vectors, self.config, analysis, strict=strict)
+            chosen = _choose(ranked, found, paper.vectors, self.config, paper.shown, strict=strict)
             results.append(
                 [
                     Keyphrase(
@@ -457,7 +457,7 @@ def _choose(
     found: dict[str, Candidate],
     vectors: dict[str, np.ndarray],
     config: TaggerConfig,
-    analysis: Analysis,
+    shown: Mapping[str, str],
     *,
     strict: bool = False,
 ) -> list[tuple[float, str]]:
@@ -467,11 +467,11 @@ def _choose(
     'Evolutionary Counterfactual Planning': one term said twice, the likelier kept; see
     :func:`_spelled`), and with ``diversity > 0`` picked by Maximal Marginal
     Relevance over the best 40: each pick maximises ``(1 - diversity) * p - diversity *
-    (similarity to the closest phrase already picked)``."""
+    (similarity to the closest phrase already picked)``. ``shown``: each candidate's text as
+    the paper writes it (:func:`surface`)."""
     pool = ranked[:40]
     if not pool:
         return []
-    shown = cache(lambda key: surface(found[key], analysis))
     matrix = fixed(np.stack([vectors[key] for _, key in pool]))
     similarity = similarities(matrix, matrix)
     chosen: list[int] = []
@@ -489,7 +489,7 @@ def _choose(
                 if strict
                 else _overlap(pool[best], pool[k], found)
             )
-            or _spelled(shown(pool[best][1]), shown(pool[k][1]))
+            or _spelled(shown[pool[best][1]], shown[pool[k][1]])
             for k in chosen
         ):
             continue

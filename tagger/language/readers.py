@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .trees import Trees
+from .trees import Trees, sigmoid
 from .vectors import pooled, row_sums, unit_rows
 
 # The columns the readers' and the authors' trees read beside the phrase's features.
@@ -55,7 +55,7 @@ class Linear:
         if not len(rows):
             return []
         z = row_sums(np.asarray(rows, dtype=np.float64) * np.array(self.weights)) + self.bias
-        return [_sigmoid(value) for value in z.tolist()]
+        return [sigmoid(value) for value in z.tolist()]
 
     @classmethod
     def fitted(cls, rows: np.ndarray, labels: Sequence[int]) -> Linear:
@@ -64,10 +64,6 @@ class Linear:
 
         fit = LogisticRegression(max_iter=3000).fit(rows, np.asarray(labels))
         return cls(tuple(fit.coef_[0].tolist()), float(fit.intercept_[0]))
-
-
-def _sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 def opening_contexts(

@@ -44,9 +44,7 @@ class Trees:
                 step = np.where(left, tree["left"][node], tree["right"][node])
                 node = np.where(tree["leaf"][node], node, step)
             raw += tree["value"][node]
-        # the sigmoid by math.exp, value by value: numpy's exp is vectorised differently on
-        # different CPUs, and its last bit may differ from one to another
-        return np.array([1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z)))) for z in raw.tolist()])
+        return np.array([sigmoid(z) for z in raw.tolist()])
 
     def as_weigher_model(self) -> dict[str, Any]:
         """The trees as a weigher's model is written (tagging.weigher)."""
@@ -82,6 +80,12 @@ class Trees:
             if problem:
                 raise ValueError(f"its tree {number} {problem}")
         return cls(names=tuple(names), baseline=float(raw["baseline"]), trees=trees)
+
+
+def sigmoid(z: float) -> float:
+    """The logistic function by math.exp, one value at a time: numpy's exp is vectorised
+    differently on different CPUs, and its last bit may differ from one to another."""
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 NODE_ARRAYS = ("feature", "threshold", "left", "right", "leaf", "value")
