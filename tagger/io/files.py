@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
 from ..errors import STDIN_NAME, InputError, TaggerError
-from .packaged import package_dir
+from .packaged import gc_paused, package_dir
 
 STDIO = "-"  # a file name that means stdin (for an input) or stdout (for an output)
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest line read; real papers are a few KB
@@ -104,7 +104,8 @@ class ByContent(Generic[Parsed]):
                 self._kept.move_to_end(digest)
                 return self._kept[digest]
         try:
-            parsed = self.parse(data)
+            with gc_paused():
+                parsed = self.parse(data)
         except ValueError as exc:
             raise TaggerError(f"cannot read {self.what} {where}: {exc}") from None
         with self._lock:

@@ -175,7 +175,7 @@ class OnnxEmbedder(_BlockEmbedder):
         self.name = f"{EMBEDDING_MODEL_ID} ({self.backend})"
         self._loaded = None
         self._ids: list[list[int]] = []
-        self._offsets: list[list[tuple[int, int]]] = []
+        self._encodings: list = []  # the last _lengths call's, for their offsets
 
     def _load(self):
         if self._loaded is None:
@@ -191,9 +191,8 @@ class OnnxEmbedder(_BlockEmbedder):
 
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         tokenizer, _ = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
-        self._ids = [encoding.ids for encoding in encodings]
-        self._offsets = [encoding.offsets for encoding in encodings]
+        self._encodings = tokenizer.encode_batch(list(texts))
+        self._ids = [encoding.ids for encoding in self._encodings]
         return [len(ids) for ids in self._ids]
 
     def _run(self, indices: list[int]) -> np.ndarray:
@@ -206,7 +205,7 @@ class OnnxEmbedder(_BlockEmbedder):
         return vectors.unit_rows(vectors.pooled(ran))  # every token is real: none is padding
 
     def _states(self, ran: np.ndarray, row: int, index: int) -> TokenStates:
-        return TokenStates(ran[row], self._offsets[index])
+        return TokenStates(ran[row], self._encodings[index].offsets)
 
 
 class StaticEmbedder:

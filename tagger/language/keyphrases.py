@@ -142,7 +142,7 @@ def _lines(ranking: dict[str, Any]) -> str:
 def _parse_model(data: bytes) -> AcceptanceModel:
     """The keyphrase model in a file's bytes; ValueError if they hold none."""
     try:
-        found = json.loads(data.decode("utf-8"))
+        found = packaged.parse_json(data)
         ranking = found.get("ranking")
         return AcceptanceModel(
             Trees.from_dict(found["accept"], PHRASE_FEATURES),

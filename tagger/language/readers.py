@@ -26,8 +26,10 @@ their mean added token by token in float64, and the regression's sum runs in a f
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -51,10 +53,14 @@ class Linear:
     weights: tuple[float, ...]
     bias: float
 
+    @cached_property
+    def _weights(self) -> np.ndarray:
+        return np.array(self.weights, dtype=np.float64)
+
     def probability(self, rows: np.ndarray) -> list[float]:
         if not len(rows):
             return []
-        z = row_sums(np.asarray(rows, dtype=np.float64) * np.array(self.weights)) + self.bias
+        z = row_sums(np.multiply(rows, self._weights, dtype=np.float64)) + self.bias
         return [sigmoid(value) for value in z.tolist()]
 
     @classmethod
@@ -77,21 +83,21 @@ def opening_contexts(
     ``written``: per phrase, the forms to look for (as shown, normalised), first found first."""
     out = np.zeros((len(written), hidden.shape[1] + 1), dtype=np.float32)
     lower = opening.lower()
+    tokens = [(i, start, end) for i, (start, end) in enumerate(offsets) if end > start]
+    starts, ends = [start for _, start, _ in tokens], [end for _, _, end in tokens]
+    rows, means = [], []
     for row, forms in enumerate(written):
-        tokens = _first_tokens(lower, forms, offsets)
-        if tokens:
-            mean = pooled(hidden[None, tokens])
-            out[row, :-1], out[row, -1] = unit_rows(mean)[0], 1.0
-    return out
-
-
-def _first_tokens(lower: str, forms: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list:
-    for form in forms:
-        found = _whole(lower, form.lower())
+        found = next(filter(None, (_whole(lower, form.lower()) for form in forms)), None)
         if found:
-            start, end = found
-            return [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
-    return []
+            # the tokens that overlap it: from the first to end after its start, up to the
+            # first to start at or after its end
+            first, last = bisect_right(ends, found[0]), bisect_left(starts, found[1])
+            if first < last:
+                rows.append(row)
+                means.append(pooled(hidden[None, [i for i, _, _ in tokens[first:last]]])[0])
+    if rows:
+        out[rows, :-1], out[rows, -1] = unit_rows(np.stack(means)), 1.0
+    return out
 
 
 def _whole(text: str, form: str) -> tuple[int, int] | None:

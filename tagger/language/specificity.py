@@ -117,13 +117,14 @@ class Specificity:
 def _load(path: str) -> Specificity:
     try:
         data = packaged.read_json(path, DEFAULT_PATH)
-        return Specificity(
-            papers=int(data["papers"]),
-            words={k: int(v) for k, v in data["words"].items()},
-            phrases={k: (int(v[0]), int(v[1])) for k, v in data["phrases"].items()},
-            about=data["about"],
-            common={k: float(v) for k, v in data.get("common", {}).items()},
-        )
+        with packaged.gc_paused():
+            return Specificity(
+                papers=int(data["papers"]),
+                words={k: int(v) for k, v in data["words"].items()},
+                phrases={k: (int(v[0]), int(v[1])) for k, v in data["phrases"].items()},
+                about=data["about"],
+                common={k: float(v) for k, v in data.get("common", {}).items()},
+            )
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise TaggerError(
             f"cannot read the specificity table {path or DEFAULT_PATH}: {exc!r}"

@@ -9,6 +9,7 @@ title or abstract. Everything downstream works on that.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -428,11 +429,16 @@ def _best_long_form(short: str, words: list[str]) -> int:
     return count
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import snowballstemmer
+_STEMMERS = threading.local()  # a Stemmer holds the word it is stemming: one per thread
 
-    return snowballstemmer.stemmer("porter")
+
+def _stemmer():
+    stemmer = getattr(_STEMMERS, "porter", None)
+    if stemmer is None:
+        import Stemmer  # PyStemmer: Snowball's own C, the same stems as its Python, 13x as fast
+
+        stemmer = _STEMMERS.porter = Stemmer.Stemmer("porter")
+    return stemmer
 
 
 _SPLIT = re.compile(r"[^0-9a-z]+")
@@ -441,5 +447,4 @@ _SPLIT = re.compile(r"[^0-9a-z]+")
 @lru_cache(maxsize=1 << 16)
 def stem_phrase(phrase: str) -> str:
     """'Graph Neural Networks' -> 'graph neural network': lower-case, split, Porter-stem."""
-    words = [w for w in _SPLIT.split(phrase.lower()) if w]
-    return " ".join(_stemmer().stemWords(words))
+    return " ".join(_stemmer().stemWords([w for w in _SPLIT.split(phrase.lower()) if w]))

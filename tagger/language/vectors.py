@@ -94,9 +94,18 @@ def row_sums(rows: np.ndarray) -> np.ndarray:
     """The sum of each row, added pairwise in a fixed order: the columns padded with zeros to a
     power of two, then the second half added to the first until one column is left. Every step
     is an elementwise addition, one IEEE operation per value, whatever the CPU."""
-    width = 1 << max(rows.shape[1] - 1, 0).bit_length()
-    total = np.zeros((rows.shape[0], width), dtype=np.float64)
-    total[:, : rows.shape[1]] = rows
+    columns = rows.shape[1]
+    width = 1 << max(columns - 1, 0).bit_length()
+    if width == 1:
+        total = np.zeros((rows.shape[0], 1), dtype=np.float64)
+        total[:, :columns] = rows
+        return total[:, 0]
+    # the first step without the padding written out: a column with no partner adds a zero
+    width //= 2
+    paired = columns - width
+    total = np.empty((rows.shape[0], width), dtype=np.float64)
+    np.add(rows[:, :paired], rows[:, width:], out=total[:, :paired], dtype=np.float64)
+    np.add(rows[:, paired:width], 0.0, out=total[:, paired:], dtype=np.float64)
     while width > 1:
         width //= 2
         total = total[:, :width] + total[:, width:]

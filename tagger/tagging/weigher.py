@@ -269,7 +269,7 @@ def _written(model: Any) -> dict[str, Any]:
 def _parse(data: bytes) -> Weigher:
     """The weigher in a file's bytes; ValueError if they hold none."""
     try:
-        raw = json.loads(data.decode("utf-8"))
+        raw = packaged.parse_json(data)
         models = {name: Model.from_dict(_migrated(raw[name])) for name in MODELS}
         facets = {area: Model.from_dict(_migrated(m)) for area, m in raw["facet"].items()}
         facets[ANY_FACET]  # noqa: B018 - required

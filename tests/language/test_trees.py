@@ -48,3 +48,33 @@ def test_every_weigher_model_scores_a_batch_exactly_as_it_scores_each_row():
     for model in (trees, logistic, Calibrated(trees, (0.2, 0.5, 0.9), (0.1, 0.6, 0.95))):
         assert model.scores(rows[:150]) == [model(row) for row in rows[:150]]  # to the last bit
         assert model.scores([]) == []
+
+
+def _walked(trees: Trees, row) -> float:
+    """One row down each tree in turn, node by node, as the trees are drawn."""
+    from tagger.language.trees import sigmoid
+
+    raw = trees.baseline
+    for tree in trees.trees:
+        node = 0
+        while not tree["leaf"][node]:
+            value = row[trees.names[tree["feature"][node]]]
+            node = tree["left"][node] if value <= tree["threshold"][node] else tree["right"][node]
+        raw += tree["value"][node]
+    return sigmoid(raw)
+
+
+def test_trees_walked_for_many_rows_at_once_give_the_bits_of_one_row_walked_alone():
+    from tagger.language.keyphrases import AcceptanceModel
+
+    shipped = AcceptanceModel.load(None)
+    names = ("a", "b", "c")
+    x, y = _data(300, 3)
+    fitted = fitted_trees([dict(zip(names, row, strict=True)) for row in x], y, names=names)
+    generator = np.random.default_rng(4)
+    for trees in (shipped.accept, shipped.ranking.readers, shipped.ranking.authors, fitted):
+        values = generator.normal(size=(150, len(trees.names)))
+        values[generator.random(values.shape) < 0.3] = 0.0  # on a threshold, or near
+        values[::17, 0] = np.nan  # not a number: no threshold holds it, so to the right
+        rows = [dict(zip(trees.names, row, strict=True)) for row in values.tolist()]
+        assert trees.scores(rows) == [_walked(trees, row) for row in rows]
