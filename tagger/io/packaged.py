@@ -17,10 +17,8 @@ def read_json(path: str | Path | None, shipped: str) -> Any:
     """The JSON at ``path``, or the shipped ``tagger/data/<shipped>`` without one. OSError and
     ValueError reach the caller, which says which file it could not read."""
     if path:
-        text = Path(path).read_text(encoding="utf-8")
-    else:
-        text = resources.files("tagger").joinpath("data", shipped).read_text(encoding="utf-8")
-    return parse_json(text.encode("utf-8"))
+        return parse_json(Path(path).read_bytes())
+    return parse_json(resources.files("tagger").joinpath("data", shipped).read_bytes())
 
 
 def parse_json(data: bytes) -> Any:
