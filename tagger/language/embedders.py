@@ -174,8 +174,7 @@ class OnnxEmbedder(_BlockEmbedder):
         self.backend = "onnx-int8" if quantised else "onnx"
         self.name = f"{EMBEDDING_MODEL_ID} ({self.backend})"
         self._loaded = None
-        self._ids: list[list[int]] = []
-        self._encodings: list = []  # the last _lengths call's, for their offsets
+        self._encodings: list = []  # the last _lengths call's: its texts' ids and offsets
 
     def _load(self):
         if self._loaded is None:
@@ -192,12 +191,11 @@ class OnnxEmbedder(_BlockEmbedder):
     def _lengths(self, texts: Sequence[str]) -> list[int]:
         tokenizer, _ = self._load()
         self._encodings = tokenizer.encode_batch(list(texts))
-        self._ids = [encoding.ids for encoding in self._encodings]
-        return [len(ids) for ids in self._ids]
+        return [len(encoding) for encoding in self._encodings]
 
     def _run(self, indices: list[int]) -> np.ndarray:
         _, session = self._load()
-        ids = np.array([self._ids[i] for i in indices], dtype=np.int64)
+        ids = np.array([self._encodings[i].ids for i in indices], dtype=np.int64)
         (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
         return hidden
 

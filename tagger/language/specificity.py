@@ -116,8 +116,8 @@ class Specificity:
 @cache
 def _load(path: str) -> Specificity:
     try:
-        data = packaged.read_json(path, DEFAULT_PATH)
         with packaged.gc_paused():
+            data = packaged.read_json(path, DEFAULT_PATH)
             return Specificity(
                 papers=int(data["papers"]),
                 words={k: int(v) for k, v in data["words"].items()},
