@@ -4,7 +4,8 @@ merged.
 Candidates are whole noun phrases (runs of adjectives and nouns up to their last noun: "graph
 neural networks") or their tails that keep the head ("reinforcement learning" of "offline
 multi-task reinforcement learning"); a piece cut before the head ("large language") only where
-the paper uses it alone; never n-grams glued across removed stop words. Variants share one
+the paper uses it alone; never a name cut short ("chain Monte Carlo" of "Markov chain Monte
+Carlo": language.names); never n-grams glued across removed stop words. Variants share one
 normalised form: plural and singular, case, hyphenation, and an acronym the paper defines with its
 long form ("graph neural networks (GNNs)" and later "GNNs").
 """
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..records import Span
+from .names import Names
 from .text import Analysis, Token, acronym_singular, citations, is_acronym
 
 _HEAD = frozenset({"NOUN", "PROPN"})
@@ -220,7 +222,9 @@ class Candidate:
         return len(self.key.split())
 
 
-def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
+def candidates(
+    analysis: Analysis, *, max_words: int, names: Names | None = None
+) -> dict[str, Candidate]:
     """Noun-phrase candidates of one paper, by normalised form, in order of first occurrence.
 
     A candidate is a whole noun phrase (a run of adjectives and nouns up to its last noun, at
@@ -228,7 +232,9 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
     'offline multi-task reinforcement learning', never 'offline multi-task reinforcement'. A
     part that stops before the head counts only where the paper also uses it as a phrase of its
     own ('graph neural network' inside 'graph neural network training', when the paper also
-    writes 'graph neural networks' alone)."""
+    writes 'graph neural networks' alone). With ``names``, a part that starts right after the
+    word its name starts with takes that word too, past ``max_words`` if it must: 'Markov chain
+    Monte Carlo', never 'chain Monte Carlo'."""
     found: dict[str, Candidate] = {}
     inner: list[tuple[list[Token], int]] = []  # parts that stop before a run's head
     cited = {field: citations(analysis.text_of(field)) for field in ("title", "abstract")}
@@ -237,6 +243,9 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
         if head is None or _in_citation(run[0], cited):
             continue
         for phrase, start in _tails(run, head + 1, max_words):
+            if names is not None:
+                start = _name_start(run, start, head + 1, names)
+                phrase = run[start : head + 1]
             key = _key(phrase, analysis)
             if key not in found:
                 found[key] = Candidate(key=key, first=offset + start)
@@ -257,6 +266,20 @@ def candidates(analysis: Analysis, *, max_words: int) -> dict[str, Candidate]:
         candidate.spans = [candidate.spans[k] for k in order]
         candidate.sentences = [candidate.sentences[k] for k in order]
     return found
+
+
+def _name_start(run: list[Token], start: int, end: int, names: Names) -> int:
+    """Where the name that ``run[start:end]`` ends starts: earlier, while the word before it is
+    the one the corpus nearly always writes there ('Markov' before 'chain Monte Carlo')."""
+    while start > 0 and end - start < _MAX_TOKENS:
+        rest = [token.norm for token in run[start:end]]
+        left = run[start - 1].norm
+        if not names.start(rest, left):
+            break
+        start -= 1
+        while start > 0 and run[start].joined:
+            start -= 1
+    return start
 
 
 def _in_citation(token: Token, cited: dict[str, list[tuple[int, int]]]) -> bool:

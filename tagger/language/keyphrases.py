@@ -38,6 +38,7 @@ from .candidates import _GENERIC_HEADS, Candidate, candidates
 from .context import Context
 from .embedders import Embedder, TokenStates
 from .embedding_cache import CachedEmbedder
+from .names import Names
 from .readers import ReadersRanking, opening_contexts
 from .specificity import Specificity
 from .text import Analysis, is_acronym, spells, stem_phrase
@@ -211,6 +212,7 @@ class KeyphraseExtractor:
         self.embedder = embedder
         self.config = config or TaggerConfig()
         self.table = Specificity.load()
+        self.names = Names.load()
         self._phrases = CachedEmbedder(embedder, max_entries=self.config.phrase_cache)
 
     @cached_property
@@ -293,7 +295,7 @@ class KeyphraseExtractor:
         per_doc: list[dict[str, Candidate]] = []
         rows_of: list[dict[str, dict[str, float]]] = []
         for analysis in analyses:
-            found = candidates(analysis, max_words=config.max_words)
+            found = candidates(analysis, max_words=config.max_words, names=self.names)
             for key, candidate in found.items():
                 candidate.acronym = _is_acronym_phrase(key, candidate, analysis)
             context = Context(analysis)

@@ -185,6 +185,27 @@ def build(records: Iterable[dict[str, Any]], *, about: dict[str, Any]) -> Specif
     )
 
 
+def read_corpus(
+    corpus: Sequence[str | Path], exclude: Sequence[str | Path] = ()
+) -> tuple[list[dict[str, Any]], int]:
+    """The papers of the JSONL files ``corpus`` whose ids none of ``exclude`` holds, and how many
+    were left out."""
+    skip = {
+        json.loads(line)["id"]
+        for path in exclude
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
+    lines = [
+        line
+        for path in corpus
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    records = [r for r in map(json.loads, lines) if r.get("id") not in skip]
+    return records, len(lines) - len(records)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tagger.language.specificity", description=__doc__
@@ -197,24 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "-o", "--out", default=str(Path(__file__).parents[1] / "data" / DEFAULT_PATH)
     )
     args = parser.parse_args(argv)
-    skip = {
-        json.loads(line)["id"]
-        for path in args.exclude
-        for line in Path(path).read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    }
-    lines = [
-        line
-        for path in args.corpus
-        for line in Path(path).read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    records = [r for r in map(json.loads, lines) if r.get("id") not in skip]
+    records, excluded = read_corpus(args.corpus, args.exclude)
     table = build(
         records,
         about={
             "corpus": ", ".join(Path(path).name for path in args.corpus),
-            "excluded": len(lines) - len(records),
+            "excluded": excluded,
         },
     )
     table.save(args.out)

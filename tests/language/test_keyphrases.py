@@ -10,6 +10,7 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.language.candidates import candidates
 from tagger.language.keyphrases import AcceptanceModel, KeyphraseExtractor
+from tagger.language.names import Names
 from tagger.language.text import analyse, paper_text
 
 ABSTRACT = (
@@ -75,6 +76,23 @@ def test_a_hyphenated_compound_ends_a_phrase_whole(nlp):
     assert "bias variance trade off" in found
     assert "end to end training" in found
     assert not any(key.endswith(("trade", "text", "end to")) for key in found), list(found)
+
+
+def test_a_candidate_cut_from_a_name_takes_the_rest_of_it_past_max_words(nlp):
+    text = "We sample with Stein variational gradient descent and open-vocabulary object detectors."
+    names = Names({"variational gradient": "stein", "object detector": "vocabulary"}, about={})
+    plain = candidates(_analysis(nlp, text), max_words=3)
+    assert "variational gradient descent" in plain and "vocabulary object detector" not in plain
+    found = candidates(_analysis(nlp, text), max_words=3, names=names)
+    assert "stein variational gradient descent" in found
+    assert "variational gradient descent" not in found  # a fragment of the name
+    assert "gradient descent" in found and "descent" in found  # the word before is not bound
+    # the word before is the second part of a compound: the name takes the compound whole
+    assert "open vocabulary object detector" in found
+    assert "object detector" not in found and "detector" in found
+    spans = found["stein variational gradient descent"].spans
+    assert [text[s.start : s.end] for s in spans] == ["Stein variational gradient descent"]
+    assert found["stein variational gradient descent"].whole == 1
 
 
 def test_markup_is_read_as_nothing_and_spans_point_into_the_original(nlp):
