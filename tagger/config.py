@@ -128,7 +128,8 @@ class TaggerConfig(Settings):
     )
     max_words: int = _setting(
         3,
-        "Longest keyphrase in words; a hyphenated compound counts as one.",
+        "Longest keyphrase in words; a hyphenated compound counts as one, and a name that "
+        "would be cut short is kept whole ('Markov chain Monte Carlo').",
         minimum=1,
         shapes="evidence",
     )

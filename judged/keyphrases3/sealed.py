@@ -1,10 +1,11 @@
 """The sealed papers of the third judged keyphrase set (sealed.jsonl: 150, 15% of each kind,
-never fitted, tuned or looked at), measured once, after the readers' ranking was fitted and
-shipped (0.12.0): the first five keyphrases of 0.11.0's ranking (the packaged acceptance model
-alone, the house rule for nested phrases) and of the readers' ranking, as `tagger eval --judged`
-measures them.
+never fitted, tuned or looked at), measured once for each shipped ranking, after it was fitted
+and shipped: the first five keyphrases of the packaged acceptance model alone (0.11.0's ranking:
+the house rule for nested phrases) and of the readers' ranking, over the installed tagger's
+candidates, as `tagger eval --judged` measures them.
 
-    python judged/keyphrases3/sealed.py --table judged/keyphrases3/sealed.md
+    python judged/keyphrases3/sealed.py --table judged/keyphrases3/sealed.md          # 0.12.0
+    python judged/keyphrases3/sealed.py --table judged/keyphrases3/sealed-0.13.0.md   # 0.13.0
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--table", type=Path, help="Write the reports here (Markdown).")
     args = parser.parse_args()
-    from tagger.config import TaggerConfig
+    from tagger.config import TaggerConfig, tagger_version
     from tagger.corpus.judged import evaluate_judged, render_judged
     from tagger.fitting.keyphrases import with_keyphrases
     from tagger.io.readers import read_papers
@@ -34,9 +35,13 @@ def main() -> int:
     reader = Reader(taxonomy, TaggerConfig())
     shipped = AcceptanceModel.load()
     parts = [f"# The sealed {len(papers)} papers of judged/keyphrases3, measured once", ""]
+    version = tagger_version()
     for name, model in (
-        ("0.11.0's ranking", replace(shipped, ranking=None)),
-        ("the readers' ranking (0.12.0)", shipped),
+        (
+            f"0.11.0's ranking (the acceptance model alone; candidates of {version})",
+            replace(shipped, ranking=None),
+        ),
+        (f"the readers' ranking ({version})", shipped),
     ):
         reader.keyphrases.model = model
         listed = reader.extract_keyphrases(papers)

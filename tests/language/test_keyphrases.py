@@ -135,6 +135,23 @@ def test_extract_with_real_model_ranks_topical_phrases_first(nlp, embedder):
     assert any("diffusion" in k.normalized for k in result[1][:2])
 
 
+def test_the_shipped_names_table_keeps_a_name_whole_in_what_is_listed(nlp, embedder):
+    """With the real model and the shipped table, a name longer than ``max_words`` is listed
+    whole and its tail is not; without the table, the tail is what is listed."""
+    doc = (
+        "Markov chain Monte Carlo mixes slowly on Bayesian neural networks. We speed up Markov "
+        "chain Monte Carlo with Stein variational gradient descent."
+    )
+    extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=5))
+    [listed] = extractor.extract([doc], [_analysis(nlp, doc)])
+    texts = [k.text for k in listed]
+    assert "Markov chain Monte Carlo" in texts
+    assert not {"chain Monte Carlo", "variational gradient descent"} & set(texts)
+    extractor.names = Names({}, about={})
+    [cut] = extractor.extract([doc], [_analysis(nlp, doc)])
+    assert "chain Monte Carlo" in [k.text for k in cut]
+
+
 def test_one_result_per_input_even_without_candidates(nlp, embedder):
     extractor = KeyphraseExtractor(embedder, TaggerConfig(top_n=3))
     docs = ["We do it.", ABSTRACT, "It is what it is."]
