@@ -243,7 +243,7 @@ def candidates(
         if head is None or _in_citation(run[0], cited):
             continue
         for phrase, start in _tails(run, head + 1, max_words):
-            if names is not None:
+            if names is not None and start and run[start - 1].norm in names.words_before:
                 start = _name_start(run, start, head + 1, names)
                 phrase = run[start : head + 1]
             key = _key(phrase, analysis)
@@ -272,9 +272,8 @@ def _name_start(run: list[Token], start: int, end: int, names: Names) -> int:
     """Where the name that ``run[start:end]`` ends starts: earlier, while the word before it is
     the one the corpus nearly always writes there ('Markov' before 'chain Monte Carlo')."""
     while start > 0 and end - start < _MAX_TOKENS:
-        rest = [token.norm for token in run[start:end]]
-        left = run[start - 1].norm
-        if not names.start(rest, left):
+        rest = [token.norm for token in run[start : min(start + 2, end)]]
+        if not names.start(rest, run[start - 1].norm):
             break
         start -= 1
         while start > 0 and run[start].joined:

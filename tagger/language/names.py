@@ -27,7 +27,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,14 @@ class Names:
         """Whether ``left``, written right before ``words``, belongs to their name: it is the word
         the corpus writes before their first two words, or, where those two are rare, before
         the first."""
-        return self.before.get(" ".join(words[:2])) == left or self.before.get(words[0]) == left
+        return left in self.words_before and (
+            self.before.get(words[0]) == left or self.before.get(" ".join(words[:2])) == left
+        )
+
+    @cached_property
+    def words_before(self) -> frozenset[str]:
+        """Every word a name may start with before a phrase."""
+        return frozenset(self.before.values())
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Names:
