@@ -52,8 +52,7 @@ class Names:
 
     def start(self, words: Sequence[str], left: str) -> bool:
         """Whether ``left``, written right before ``words``, belongs to their name: it is the word
-        the corpus writes before their first two words, or, where those two are rare, before
-        the first."""
+        the corpus writes before their first word, or before their first two."""
         return left in self.words_before and (
             self.before.get(words[0]) == left or self.before.get(" ".join(words[:2])) == left
         )

@@ -46,7 +46,7 @@ def test_words_are_counted_within_a_clause_never_across_punctuation():
     assert "chain monte" not in build(records, about={}).before
 
 
-def test_a_name_starts_at_the_word_before_its_first_two_words_or_its_first():
+def test_a_name_starts_at_the_word_before_its_first_word_or_its_first_two():
     names = Names(before={"chain monte": "markov", "vector": "support"}, about={})
     assert names.start(["chain", "monte", "carlo"], "markov")
     assert not names.start(["chain", "monte", "carlo"], "a")
