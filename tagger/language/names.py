@@ -20,7 +20,6 @@ papers, sealed ones included; ICLR 2026 dev) and the sealed area papers:
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -34,7 +33,7 @@ from typing import Any
 from ..errors import TaggerError
 from ..io import packaged
 from ..io.files import sha256
-from .specificity import read_corpus, words_of
+from .specificity import corpus_command, read_corpus, words_of
 from .text import clean
 
 DEFAULT_PATH = "names.json"
@@ -120,11 +119,8 @@ def build(records: Iterable[Mapping[str, Any]], *, about: dict[str, Any]) -> Nam
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tagger.language.names", description=__doc__)
-    parser.add_argument("corpus", nargs="+", help="JSONL of papers with title and abstract")
-    parser.add_argument("--exclude", action="append", default=[], help="JSONL of papers to skip")
-    parser.add_argument(
-        "-o", "--out", default=str(Path(__file__).parents[1] / "data" / DEFAULT_PATH)
+    parser = corpus_command(
+        "python -m tagger.language.names", __doc__ or "", "title and abstract", DEFAULT_PATH
     )
     args = parser.parse_args(argv)
     records, excluded = read_corpus(args.corpus, args.exclude)

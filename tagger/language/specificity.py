@@ -206,16 +206,22 @@ def read_corpus(
     return records, len(lines) - len(records)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tagger.language.specificity", description=__doc__
-    )
-    parser.add_argument(
-        "corpus", nargs="+", help="JSONL of papers with title, abstract, keywords, venue, year"
-    )
+def corpus_command(prog: str, description: str, fields: str, out: str) -> argparse.ArgumentParser:
+    """The command line of a table counted over a corpus (this one, language.names'): the corpus
+    files, the papers to leave out, and where the table goes (``tagger/data/<out>``)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("corpus", nargs="+", help=f"JSONL of papers with {fields}")
     parser.add_argument("--exclude", action="append", default=[], help="JSONL of papers to skip")
-    parser.add_argument(
-        "-o", "--out", default=str(Path(__file__).parents[1] / "data" / DEFAULT_PATH)
+    parser.add_argument("-o", "--out", default=str(Path(__file__).parents[1] / "data" / out))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = corpus_command(
+        "python -m tagger.language.specificity",
+        __doc__ or "",
+        "title, abstract, keywords, venue, year",
+        DEFAULT_PATH,
     )
     args = parser.parse_args(argv)
     records, excluded = read_corpus(args.corpus, args.exclude)
