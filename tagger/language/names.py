@@ -52,13 +52,12 @@ class Names:
     def start(self, words: Sequence[str], left: str) -> bool:
         """Whether ``left``, written right before ``words``, belongs to their name: it is the word
         the corpus writes before their first word, or before their first two."""
-        return left in self.words_before and (
-            self.before.get(words[0]) == left or self.before.get(" ".join(words[:2])) == left
-        )
+        return self.before.get(words[0]) == left or self.before.get(" ".join(words[:2])) == left
 
     @cached_property
     def words_before(self) -> frozenset[str]:
-        """Every word a name may start with before a phrase."""
+        """Every word a name may start with before a phrase: a word outside it starts none, so
+        language.candidates asks ``start`` only about the others."""
         return frozenset(self.before.values())
 
     @classmethod
