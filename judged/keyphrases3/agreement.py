@@ -31,6 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 DRAWS = 200
 SEED = 2026120747
 CODES = ("ACCEPT", "GEN", "RED", "FRAG", "NOISE")
@@ -121,28 +122,18 @@ def main() -> int:
 
 def tagger_tops() -> dict[str, Counter]:
     """The codes each judge gives the installed tagger's top 5 of the papers judged twice."""
+    from untitled import coded
+
     from tagger import __version__
-    from tagger.config import TaggerConfig
-    from tagger.records import Paper
-    from tagger.tagging.reading import Reader
-    from tagger.taxonomy.loading import load_taxonomy
+    from tagger.io.readers import read_papers
 
     first = read(HERE / "judged.jsonl") | read(HERE / "sealed.jsonl")
-    second = read(HERE / "second.jsonl")
-    ids = sorted(second)
-    papers = [
-        Paper(id=i, title=second[i].get("title"), abstract=second[i]["abstract"]) for i in ids
-    ]
-    listed = Reader(load_taxonomy(), TaggerConfig()).extract_keyphrases(papers)
-    out: dict[str, Counter] = {}
-    for judge, judged in (("the first judge", first), ("the second judge", second)):
-        counts: Counter = Counter()
-        for paper_id, keyphrases in zip(ids, listed, strict=True):
-            counts.update(
-                coded_by(judged[paper_id]["judged"], paper_id, [k.text for k in keyphrases[:5]])
-            )
-        out[f"tagger {__version__}'s top 5, coded by {judge}"] = counts
-    return out
+    papers = sorted(read_papers(HERE / "second.jsonl"), key=lambda paper: paper.id)
+    by_first = [paper.model_copy(update={"judged": first[paper.id]["judged"]}) for paper in papers]
+    return {
+        f"tagger {__version__}'s top 5, coded by the first judge": coded(by_first),
+        f"tagger {__version__}'s top 5, coded by the second judge": coded(papers),
+    }
 
 
 def row(name: str, papers: int, counts: Counter, draws: int) -> str:
