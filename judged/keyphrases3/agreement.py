@@ -32,9 +32,10 @@ from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from frontier import CODES  # noqa: E402
+
 DRAWS = 200
 SEED = 2026120747
-CODES = ("ACCEPT", "GEN", "RED", "FRAG", "NOISE")
 
 
 def read(path: Path) -> dict[str, dict]:
@@ -74,11 +75,14 @@ def coded_by(other: dict, paper_id: str, top: list[str]) -> list[str | None]:
     return read_codes([SimpleNamespace(text=phrase) for phrase in top], judgment)
 
 
-def judges_tops() -> tuple[int, dict[str, Counter]]:
-    """How many papers were judged twice, and the codes of each direction's own top 5s (every
-    draw), with both directions pooled last."""
-    first = read(HERE / "judged.jsonl") | read(HERE / "sealed.jsonl")
-    second = read(HERE / "second.jsonl")
+def judges() -> tuple[dict[str, dict], dict[str, dict]]:
+    """The first judges' papers (open and sealed) and the second judges', by id."""
+    return read(HERE / "judged.jsonl") | read(HERE / "sealed.jsonl"), read(HERE / "second.jsonl")
+
+
+def judges_tops(first: dict[str, dict], second: dict[str, dict]) -> dict[str, Counter]:
+    """The codes of each direction's own top 5s over the papers ``second`` holds (every draw),
+    with both directions pooled last."""
     directions = {
         "the first judge's top 5, coded by the second": lambda i: (first[i], second[i]),
         "the second judge's top 5, coded by the first": lambda i: (second[i], first[i]),
@@ -93,7 +97,7 @@ def judges_tops() -> tuple[int, dict[str, Counter]]:
                 counts.update(coded_by(other, paper_id, own_top(own, rng)))
         out[name] = counts
     out["both directions"] = sum(out.values(), Counter())
-    return len(second), out
+    return out
 
 
 def share(counts: Counter, code: str) -> float:
@@ -105,14 +109,14 @@ def main() -> int:
     parser.add_argument("--table", type=Path, help="Write the table here (Markdown).")
     parser.add_argument("--tagger", action="store_true", help="Add the tagger's top 5 (above).")
     args = parser.parse_args()
-    papers, tops = judges_tops()
+    first, second = judges()
     lines = [
         "| top 5 | papers | phrases | ACCEPT | GEN | RED | FRAG | NOISE | unjudged |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        *(row(name, papers, counts, DRAWS) for name, counts in tops.items()),
+        *(row(name, len(second), c, DRAWS) for name, c in judges_tops(first, second).items()),
     ]
     if args.tagger:
-        lines += [row(name, papers, counts, 1) for name, counts in tagger_tops().items()]
+        lines += [row(name, len(second), c, 1) for name, c in tagger_tops(first).items()]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.table:
@@ -120,14 +124,14 @@ def main() -> int:
     return 0
 
 
-def tagger_tops() -> dict[str, Counter]:
-    """The codes each judge gives the installed tagger's top 5 of the papers judged twice."""
+def tagger_tops(first: dict[str, dict]) -> dict[str, Counter]:
+    """The codes each judge gives the installed tagger's top 5 of the papers judged twice
+    (``first``: the first judges' papers, by id)."""
     from untitled import coded
 
     from tagger import __version__
     from tagger.io.readers import read_papers
 
-    first = read(HERE / "judged.jsonl") | read(HERE / "sealed.jsonl")
     papers = sorted(read_papers(HERE / "second.jsonl"), key=lambda paper: paper.id)
     by_first = [paper.model_copy(update={"judged": first[paper.id]["judged"]}) for paper in papers]
     return {

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import context  # noqa: E402
 import models  # noqa: E402
-from frontier import accepted, choose, measure, rows, trees  # noqa: E402
+from frontier import choose, measure  # noqa: E402
 
 CLAIM = re.compile(
     r"\b(?:we (?:propose|introduce|present|develop|design|devise|study|investigate|consider|show|"
@@ -99,27 +99,11 @@ def main() -> int:
         "| readers' model | papers | ACCEPT | GEN | RED | FRAG | NOISE | F1@5 |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    sources = [paper["source"] for paper in judged]
-    reading = models.out_of_fold(
-        judged, sources, lambda ps: models.regression(ps, accepted), models.probability
-    )
-    priors = {s: models.coded([p for p in judged if p["source"] != s]) for s in set(sources)}
-    at = {id(paper): n for n, paper in enumerate(judged)}
+    own = models.readers_columns(judged, context=True, priors=True)
     for with_claim in (False, True):
-
-        def columns(paper, with_claim=with_claim):
-            n = at[id(paper)]
-            parts = [rows(paper), reading[n], models.coded_prior(paper, priors[paper["source"]])]
-            return np.column_stack(parts + ([paper["claim"]] if with_claim else []))
-
-        def fit(papers):
-            return trees(
-                np.vstack([columns(p) for p in papers]),
-                np.concatenate([accepted(p) for p in papers]),
-            )
-
-        held = models.out_of_fold(
-            judged, sources, fit, lambda model, p: model.predict_proba(columns(p))[:, 1]
+        held, _ = models.readers_held_out(
+            judged,
+            (lambda paper: np.column_stack([own(paper), paper["claim"]])) if with_claim else own,
         )
         picks = [
             choose(p["cands"], s.tolist(), "strict") for p, s in zip(judged, held, strict=True)

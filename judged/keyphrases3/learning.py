@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import context  # noqa: E402
 import models  # noqa: E402
-from frontier import CODES, accepted, choose, measure, rows, trees  # noqa: E402
+from frontier import CODES, accepted, choose, measure, trees  # noqa: E402
 
 SHARES = (0.125, 0.25, 0.5, 0.75, 1.0)
 DRAWS = 3  # random draws of each share below 1
@@ -72,19 +72,20 @@ def held_out(judged: list[dict], share: float, draw: int) -> list[np.ndarray]:
         }
         x = np.vstack(
             [
-                np.column_stack([rows(p), fitted, models.coded_prior(p, inner_counts[g])])
+                models.columns(
+                    p, near=False, fitted=fitted, prior=models.coded_prior(p, inner_counts[g])
+                )
                 for p, fitted, g in zip(fitted_on, inner, inner_group, strict=True)
             ]
         )
         model = trees(x, np.concatenate([accepted(p) for p in fitted_on]))
         for n, paper in enumerate(judged):
             if group[n] == held:
-                columns = np.column_stack(
-                    [
-                        rows(paper),
-                        models.probability(regression, paper),
-                        models.coded_prior(paper, counts),
-                    ]
+                columns = models.columns(
+                    paper,
+                    near=False,
+                    fitted=models.probability(regression, paper),
+                    prior=models.coded_prior(paper, counts),
                 )
                 out[n] = model.predict_proba(columns)[:, 1]
     return out
@@ -163,10 +164,9 @@ def plot(points: list[tuple[int, float, float]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from agreement import judges_tops, share
+    from agreement import judges, judges_tops, share
 
-    _, tops = judges_tops()
-    judges = tops["both directions"]
+    agreed = judges_tops(*judges())["both directions"]
     figure, panes = plt.subplots(1, 2, figsize=(10, 4))
     for pane, (name, column, target) in zip(
         panes, (("ACCEPT", 1, ACCEPT_TARGET), ("GEN", 2, GEN_TARGET)), strict=True
@@ -176,7 +176,7 @@ def plot(points: list[tuple[int, float, float]], path: Path) -> None:
         x = np.array([min(p[0] for p in points), max(p[0] for p in points) * 64])
         pane.plot(x, a + b * np.log2(x), "--", label="least squares, extended")
         pane.axhline(target, color="red", label=f"issue 46's target ({target})")
-        pane.axhline(share(judges, name), color="green", label="one judge's top 5, by another")
+        pane.axhline(share(agreed, name), color="green", label="one judge's top 5, by another")
         pane.set_xscale("log", base=2)
         pane.set_xlabel("judged papers the model is fitted on")
         pane.set_ylabel(f"{name} share of the top 5, held out")

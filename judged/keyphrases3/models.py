@@ -117,50 +117,67 @@ def regression(papers: list[dict], target):
     )
 
 
-def scores(judged, dev, listed, *, context: bool, near: bool = False, priors: bool = False):
-    """The readers' model on the open papers (held out by source) and on dev, and the authors'
-    model on both: ``((readers on judged, on dev), (authors on judged, on dev))``, one array of
-    probabilities a paper, with the columns the flags choose (the module's docstring)."""
+def columns(paper: dict, *, near: bool, fitted=None, prior=None) -> np.ndarray:
+    """A paper's columns for the trees: its features, then as chosen its neighbourhood, its
+    context regression's probability and its prior."""
+    parts = [rows(paper), *([paper["near"]] if near else [])]
+    return np.column_stack(parts + [part for part in (fitted, prior) if part is not None])
 
-    def columns(paper, fitted, prior):
-        parts = [rows(paper)]
-        if near:
-            parts.append(paper["near"])
-        if context:
-            parts.append(fitted)
-        if priors:
-            parts.append(prior())
-        return np.column_stack(parts)
 
+def readers_columns(
+    judged: list[dict], *, context: bool, near: bool = False, priors: bool = False
+) -> Callable[[dict], np.ndarray]:
+    """Each open paper's columns for the readers' trees, with the flags' columns; its context
+    regression's probability and its coded prior are out of fold, by source."""
     sources = [p["source"] for p in judged]
     if context:
         readers_fit = out_of_fold(judged, sources, lambda ps: regression(ps, accepted), probability)
-        on_all = regression(judged, accepted)
     if priors:
         by_source = {s: coded([p for p in judged if p["source"] != s]) for s in set(sources)}
-        all_coded = coded(judged)
     at = {id(p): n for n, p in enumerate(judged)}
-    own = lambda p: columns(  # noqa: E731
+    return lambda p: columns(
         p,
-        readers_fit[at[id(p)]] if context else None,
-        lambda: coded_prior(p, by_source[p["source"]]),
+        near=near,
+        fitted=readers_fit[at[id(p)]] if context else None,
+        prior=coded_prior(p, by_source[p["source"]]) if priors else None,
     )
+
+
+def readers_held_out(judged: list[dict], own: Callable[[dict], np.ndarray]):
+    """The readers' trees over ``own``'s columns, each source's open papers scored by trees
+    fitted on the other sources': ``(held out, fit)``, where ``fit(papers)`` fits the trees on
+    the columns of ``papers``."""
 
     def fit(papers):
         return trees(
             np.vstack([own(p) for p in papers]), np.concatenate([accepted(p) for p in papers])
         )
 
+    sources = [p["source"] for p in judged]
     held = out_of_fold(judged, sources, fit, lambda model, p: model.predict_proba(own(p))[:, 1])
+    return held, fit
+
+
+def scores(judged, dev, listed, *, context: bool, near: bool = False, priors: bool = False):
+    """The readers' model on the open papers (held out by source) and on dev, and the authors'
+    model on both: ``((readers on judged, on dev), (authors on judged, on dev))``, one array of
+    probabilities a paper, with the columns the flags choose (the module's docstring)."""
+    own = readers_columns(judged, context=context, near=near, priors=priors)
+    held, fit = readers_held_out(judged, own)
     model = fit(judged)
+    if context:
+        on_all = regression(judged, accepted)
+    if priors:
+        all_coded = coded(judged)
     readers = (
         held,
         [
             model.predict_proba(
                 columns(
                     p,
-                    probability(on_all, p) if context else None,
-                    lambda p=p: coded_prior(p, all_coded),
+                    near=near,
+                    fitted=probability(on_all, p) if context else None,
+                    prior=coded_prior(p, all_coded) if priors else None,
                 )
             )[:, 1]
             for p in dev
@@ -181,8 +198,9 @@ def scores(judged, dev, listed, *, context: bool, near: bool = False, priors: bo
             [
                 columns(
                     p,
-                    listed_fit[n] if context else None,
-                    lambda p=p, n=n: listed_prior(p, counts[n]),
+                    near=near,
+                    fitted=listed_fit[n] if context else None,
+                    prior=listed_prior(p, counts[n]) if priors else None,
                 )
                 for n, p in enumerate(listed)
             ]
@@ -192,8 +210,9 @@ def scores(judged, dev, listed, *, context: bool, near: bool = False, priors: bo
     listing_of = lambda p: model.predict_proba(  # noqa: E731
         columns(
             p,
-            probability(on_listed, p) if context else None,
-            lambda: listed_prior(p, all_listed),
+            near=near,
+            fitted=probability(on_listed, p) if context else None,
+            prior=listed_prior(p, all_listed) if priors else None,
         )
     )[:, 1]
     return readers, ([listing_of(p) for p in judged], [listing_of(p) for p in dev])

@@ -16,26 +16,35 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CODES = ("ACCEPT", "GEN", "RED", "FRAG", "NOISE")
+sys.path.insert(0, str(HERE))
+from frontier import CODES  # noqa: E402
+
 BATCH = 64
+
+
+@cache
+def reader():
+    """The installed tagger's reader with its default settings, made once."""
+    from tagger.config import TaggerConfig
+    from tagger.tagging.reading import Reader
+    from tagger.taxonomy.loading import load_taxonomy
+
+    return Reader(load_taxonomy(), TaggerConfig())
 
 
 def coded(papers: list) -> Counter:
     """The codes of the installed tagger's top 5 of ``papers``."""
-    from tagger.config import TaggerConfig
     from tagger.corpus.judged import Judgment
     from tagger.corpus.judged_phrases import read_codes
-    from tagger.tagging.reading import Reader
-    from tagger.taxonomy.loading import load_taxonomy
 
-    reader = Reader(load_taxonomy(), TaggerConfig())
     counts: Counter = Counter()
     for start in range(0, len(papers), BATCH):
         batch = papers[start : start + BATCH]
-        for paper, listed in zip(batch, reader.extract_keyphrases(batch), strict=True):
+        for paper, listed in zip(batch, reader().extract_keyphrases(batch), strict=True):
             counts.update(read_codes(listed[:5], Judgment.of_paper(paper)))
     return counts
 
